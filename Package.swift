@@ -1,0 +1,116 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+/// Settings every first-party Swift target shares: Swift 6 language mode (strict concurrency) is the
+/// package default; these add existential spelling and explicit `Sendable` decisions on public types.
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .unsafeFlags(["-require-explicit-sendable"]),
+]
+
+let package = Package(
+    name: "snoozefuse",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "snoozefuse", targets: ["snoozefuse"]),
+        .library(name: "SnoozeFuseCore", targets: ["SnoozeFuseCore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
+    ],
+    targets: [
+        // MARK: C libraries (one system-library target each, with a shim for what Swift cannot call)
+        .systemLibrary(
+            name: "CSndFile",
+            pkgConfig: "sndfile",
+            providers: [.apt(["libsndfile1-dev"])]
+        ),
+        .systemLibrary(
+            name: "CALSA",
+            pkgConfig: "alsa",
+            providers: [.apt(["libasound2-dev"])]
+        ),
+
+        // MARK: Pure core: no C, no I/O
+        .target(
+            name: "SnoozeFuseCore",
+            swiftSettings: strictSettings
+        ),
+
+        // MARK: Edges
+        .target(
+            name: "SnoozeFuseCAF",
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "SnoozeFuseAudio",
+            dependencies: [
+                "SnoozeFuseCore", "SnoozeFuseCAF", "CSndFile", "CALSA",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "SnoozeFuseRuntime",
+            dependencies: [
+                "SnoozeFuseCore",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+
+        // MARK: CLI (thin: parse, call, print)
+        .executableTarget(
+            name: "snoozefuse",
+            dependencies: [
+                "SnoozeFuseCore", "SnoozeFuseRuntime",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+
+        // MARK: Test support (controllable doubles, like NIOEmbedded) and tests
+        .target(
+            name: "SnoozeFuseTestSupport",
+            dependencies: ["SnoozeFuseCore"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "SnoozeFuseCoreTests",
+            dependencies: [
+                "SnoozeFuseCore", "SnoozeFuseTestSupport",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "SnoozeFuseRuntimeTests",
+            dependencies: ["SnoozeFuseRuntime", "SnoozeFuseCore", "SnoozeFuseTestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "SnoozeFuseAudioTests",
+            dependencies: ["SnoozeFuseAudio", "CSndFile", "CALSA", "SnoozeFuseTestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "SnoozeFuseALSATests",
+            dependencies: ["SnoozeFuseAudio", "CALSA", "SnoozeFuseTestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "SnoozeFuseCAFTests",
+            dependencies: ["SnoozeFuseCAF", "SnoozeFuseAudio", "CSndFile", "SnoozeFuseTestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "SnoozeFuseCLITests",
+            dependencies: ["snoozefuse", "SnoozeFuseTestSupport"],
+            swiftSettings: strictSettings
+        ),
+    ]
+)

@@ -1,0 +1,221 @@
+/// Something that happens to a session. The driver feeds these to ``Session/handle(_:at:)``.
+public enum SessionEvent: Sendable, Hashable {
+    /// Start without a hold (`--no-hold`): the session begins in `releasing`.
+    case start
+    /// The key went down (the first one starts the session).
+    case holdBegan
+    /// The key came up.
+    case holdEnded
+    /// Time passed: the driver woke at a deadline. Every event checks deadlines first, so this one
+    /// carries no meaning of its own.
+    case timeElapsed
+    /// Stop the ringing (or the silence between snoozes) for good.
+    case dismiss
+    /// Silence the alarm for the given length, or the configured snooze length when `nil`.
+    case snooze(Duration?)
+    /// Give up on the session.
+    case cancel
+}
+
+/// What the driver must do after an event. Effects come in the order they happened.
+public enum SessionEffect<Instant: InstantProtocol>: Sendable, Hashable where Instant.Duration == Duration {
+    /// The phase changed at `at` (a deadline, for changes caused by time; the event's time otherwise).
+    case phaseChanged(from: Phase, to: Phase, at: Instant)
+    /// The max failsafe will end the nap before release + nap have run. Said once, at the start.
+    case maxEndsNapEarly(max: Duration, releasePlusNap: Duration)
+    /// Start sounding the alarm. `due` is the deadline it was due at; the driver reports its
+    /// lateness against this.
+    case alarmStarted(reason: AlarmReason, due: Instant)
+    /// Stop sounding the alarm (snooze, dismissal, ring limit or cancel).
+    case alarmSilenced
+    /// The session is over.
+    case ended(SessionOutcome, at: Instant)
+}
+
+/// A nap session as a pure value: `(state, event, now) → (state, effects)`.
+///
+/// No clock, I/O or threads live here. Deadlines are absolute instants of whatever clock the
+/// driver uses (in real runs `ContinuousClock`, which keeps counting through suspend), so a late
+/// wake-up never shifts them: every event first applies each deadline that has passed, in order,
+/// at the instant it was due. The alarm itself starts at the instant it is handled, so a session
+/// woken late (after a suspend, say) rings for its whole ring limit.
+public struct Session<Instant: InstantProtocol>: Sendable, Hashable where Instant.Duration == Duration {
+    public let timers: SessionTimers
+    public private(set) var phase: Phase = .ready
+
+    /// When the session started (first hold, or `start`).
+    public private(set) var startedAt: Instant?
+    /// `startedAt + max`: the failsafe, active until the alarm first rings.
+    public private(set) var maxDeadline: Instant?
+    /// Set while `releasing`.
+    public private(set) var releaseDeadline: Instant?
+    /// Set while `napping`.
+    public private(set) var napDeadline: Instant?
+    /// Set while `snoozed`.
+    public private(set) var snoozeDeadline: Instant?
+    /// Set while `ringing` when a ring limit is configured.
+    public private(set) var ringLimitDeadline: Instant?
+    /// Why the alarm rang, once it has.
+    public private(set) var alarmReason: AlarmReason?
+    /// The instant the alarm was first due, once it has rung.
+    public private(set) var alarmDue: Instant?
+    /// How many times the alarm has started ringing (1 + the number of snoozes that ran out).
+    public private(set) var ringCount = 0
+    /// How the session ended, once it has.
+    public private(set) var outcome: SessionOutcome?
+
+    public init(timers: SessionTimers) {
+        self.timers = timers
+    }
+
+    /// The earliest instant at which time alone changes this session; `nil` when only an event can.
+    public var nextDeadline: Instant? {
+        switch phase {
+        case .ready, .finished, .cancelled: nil
+        case .holding: maxDeadline
+        case .releasing: [releaseDeadline, maxDeadline].compactMap { $0 }.min()
+        case .napping: [napDeadline, maxDeadline].compactMap { $0 }.min()
+        case .ringing: ringLimitDeadline
+        case .snoozed: snoozeDeadline
+        }
+    }
+
+    /// When the alarm will ring if nothing else happens: `min(napDeadline, maxDeadline)` while
+    /// napping, `maxDeadline` before that.
+    public var expectedAlarm: Instant? {
+        switch phase {
+        case .holding, .releasing: maxDeadline
+        case .napping: nextDeadline
+        default: nil
+        }
+    }
+
+    /// The length of the timer that runs in the current phase, for choosing a countdown layout.
+    public var currentTimerLength: Duration? {
+        switch phase {
+        case .holding: timers.release
+        case .releasing: timers.release
+        case .napping: timers.nap
+        case .ringing: timers.ringLimit
+        case .snoozed: timers.snooze
+        case .ready, .finished, .cancelled: nil
+        }
+    }
+
+    /// Applies `event` at `now` and returns what the driver must do.
+    public mutating func handle(_ event: SessionEvent, at now: Instant) -> [SessionEffect<Instant>] {
+        guard !phase.isTerminal else { return [] }
+        var effects: [SessionEffect<Instant>] = []
+        applyDeadlines(upTo: now, into: &effects)
+        guard !phase.isTerminal else { return effects }
+
+        switch (event, phase) {
+        case (.start, .ready):
+            begin(at: now, into: &effects)
+            enterReleasing(at: now, into: &effects)
+        case (.holdBegan, .ready):
+            begin(at: now, into: &effects)
+            move(to: .holding, at: now, into: &effects)
+        case (.holdBegan, .releasing):
+            // A new hold cancels the release timer; the next release starts it again at full length.
+            releaseDeadline = nil
+            move(to: .holding, at: now, into: &effects)
+        case (.holdEnded, .holding):
+            enterReleasing(at: now, into: &effects)
+        case (.dismiss, .ringing), (.dismiss, .snoozed):
+            end(.dismissed, at: now, into: &effects)
+        case (.snooze(let length), .ringing):
+            effects.append(.alarmSilenced)
+            ringLimitDeadline = nil
+            snoozeDeadline = now.advanced(by: length ?? timers.snooze)
+            move(to: .snoozed, at: now, into: &effects)
+        case (.cancel, _):
+            end(.cancelled, at: now, into: &effects)
+        default:
+            // Holds while napping, dismissals before the alarm, snoozes while snoozed and the like
+            // do not change a session.
+            break
+        }
+        return effects
+    }
+
+    // MARK: - Deadlines
+
+    /// Applies every deadline at or before `now`, in time order, each at the instant it was due.
+    private mutating func applyDeadlines(upTo now: Instant, into effects: inout [SessionEffect<Instant>]) {
+        while !phase.isTerminal, let deadline = nextDeadline, deadline <= now {
+            switch phase {
+            case .holding:
+                ring(.max, due: deadline, now: now, into: &effects)
+            case .releasing:
+                if let releaseDeadline, releaseDeadline == deadline {
+                    self.releaseDeadline = nil
+                    napDeadline = releaseDeadline.advanced(by: timers.nap)
+                    move(to: .napping, at: releaseDeadline, into: &effects)
+                } else {
+                    ring(.max, due: deadline, now: now, into: &effects)
+                }
+            case .napping:
+                // On a tie the nap timer is the reason: it is the one the person chose.
+                ring(napDeadline == deadline ? .nap : .max, due: deadline, now: now, into: &effects)
+            case .ringing:
+                end(.ringLimitReached, at: deadline, into: &effects)
+            case .snoozed:
+                snoozeDeadline = nil
+                startRinging(reason: alarmReason ?? .nap, due: deadline, now: now, into: &effects)
+            case .ready, .finished, .cancelled:
+                return
+            }
+        }
+    }
+
+    // MARK: - Transitions
+
+    private mutating func begin(at now: Instant, into effects: inout [SessionEffect<Instant>]) {
+        startedAt = now
+        maxDeadline = now.advanced(by: timers.max)
+        if timers.maxEndsNapEarly {
+            effects.append(.maxEndsNapEarly(max: timers.max, releasePlusNap: timers.release + timers.nap))
+        }
+    }
+
+    private mutating func enterReleasing(at now: Instant, into effects: inout [SessionEffect<Instant>]) {
+        releaseDeadline = now.advanced(by: timers.release)
+        move(to: .releasing, at: now, into: &effects)
+    }
+
+    private mutating func ring(_ reason: AlarmReason, due: Instant, now: Instant, into effects: inout [SessionEffect<Instant>]) {
+        releaseDeadline = nil
+        napDeadline = nil
+        maxDeadline = nil
+        alarmReason = reason
+        alarmDue = due
+        startRinging(reason: reason, due: due, now: now, into: &effects)
+    }
+
+    /// Starts a ring period. It begins at `now`, not at `due`, so a late wake-up still rings for
+    /// the whole ring limit; `due` travels with the effect so the driver can report the lateness.
+    private mutating func startRinging(reason: AlarmReason, due: Instant, now: Instant, into effects: inout [SessionEffect<Instant>]) {
+        effects.append(.alarmStarted(reason: reason, due: due))
+        ringCount += 1
+        ringLimitDeadline = timers.ringLimit.map { now.advanced(by: $0) }
+        move(to: .ringing, at: now, into: &effects)
+    }
+
+    private mutating func end(_ outcome: SessionOutcome, at instant: Instant, into effects: inout [SessionEffect<Instant>]) {
+        if phase == .ringing { effects.append(.alarmSilenced) }
+        releaseDeadline = nil
+        napDeadline = nil
+        maxDeadline = nil
+        snoozeDeadline = nil
+        ringLimitDeadline = nil
+        self.outcome = outcome
+        move(to: outcome == .cancelled ? .cancelled : .finished, at: instant, into: &effects)
+        effects.append(.ended(outcome, at: instant))
+    }
+
+    private mutating func move(to next: Phase, at instant: Instant, into effects: inout [SessionEffect<Instant>]) {
+        effects.append(.phaseChanged(from: phase, to: next, at: instant))
+        phase = next
+    }
+}

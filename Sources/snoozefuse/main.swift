@@ -1,0 +1,2 @@
+import SnoozeFuseCore
+print("x")
