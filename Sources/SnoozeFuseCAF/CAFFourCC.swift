@@ -28,3 +28,26 @@ public struct CAFFourCC: RawRepresentable, Hashable, Sendable, CustomStringConve
         return text
     }
 }
+
+extension CAFFourCC {
+    // File and chunk types.
+    public static let caff = CAFFourCC("caff")
+    public static let desc = CAFFourCC("desc")
+    public static let data = CAFFourCC("data")
+    public static let pakt = CAFFourCC("pakt")
+    public static let kuki = CAFFourCC("kuki")
+    public static let chan = CAFFourCC("chan")
+    public static let free = CAFFourCC("free")
+    public static let info = CAFFourCC("info")
+
+    // Format IDs.
+    public static let linearPCM = CAFFourCC("lpcm")
+    public static let appleIMA4 = CAFFourCC("ima4")
+    public static let uLaw = CAFFourCC("ulaw")
+    public static let aLaw = CAFFourCC("alaw")
+    public static let appleLossless = CAFFourCC("alac")
+    public static let mpeg4AAC = CAFFourCC("aac ")
+    public static let mpegLayer3 = CAFFourCC(".mp3")
+    public static let opus = CAFFourCC("opus")
+    public static let flac = CAFFourCC("flac")
+}
