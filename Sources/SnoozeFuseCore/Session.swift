@@ -136,6 +136,8 @@ public struct Session<Instant: InstantProtocol>: Sendable, Hashable where Instan
             // do not change a session.
             break
         }
+        // A zero-length timer started by this event (`--release 0`) is already due.
+        applyDeadlines(upTo: now, into: &effects)
         return effects
     }
 
