@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 /* Everything `static` in this header exists once per Swift module that imports CALSA. Only
  * SnoozeFuseAudio may call the message-capture functions below: a second importer would get its own
@@ -109,6 +110,12 @@ static inline void snoozefuse_alsa_capture_end(void) {
     if (snoozefuse_alsa_capture.depth > 0) {
         snoozefuse_alsa_capture.depth -= 1;
     }
+}
+
+/* Names the calling thread (visible in `top -H`, gdb, perf) for the audio thread. pthread_setname_np
+ * needs _GNU_SOURCE, and prctl is variadic: both unreachable from Swift. At most 15 bytes are kept. */
+static inline int snoozefuse_name_current_thread(const char *name) {
+    return prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL);
 }
 
 #endif
