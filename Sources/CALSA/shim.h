@@ -7,9 +7,8 @@
 #include <string.h>
 #include <sys/prctl.h>
 
-/* Everything `static` in this header exists once per Swift module that imports CALSA. Only
- * SnoozeFuseAudio may call the message-capture functions below: a second importer would get its own
- * (empty) capture buffers while alsa-lib keeps calling the one handler installed last. */
+/* Everything `static` in this header exists once per object file that uses it. alsa-lib's message
+ * handler is process-wide: only SnoozeFuseAudio installs it (through ALSAMessageCapture). */
 
 /* snd_pcm_hw_params_alloca / snd_pcm_sw_params_alloca are macros: Swift cannot call them. Heap
  * allocation is fine off the audio path (parameters are negotiated once per open). */
@@ -22,94 +21,44 @@ static inline int snoozefuse_pcm_sw_params_malloc(snd_pcm_sw_params_t **params) 
 }
 
 /* ---------------------------------------------------------------------------------------------
- * Capturing alsa-lib's messages.
+ * alsa-lib's messages.
  *
  * alsa-lib reports details (`cannot find card '0'`, `Unknown PCM foo`) through one process-wide,
- * variadic (printf-style) handler that prints to stderr by default; Swift cannot implement a
- * variadic C function. The trampoline below formats each message and appends it to a buffer that
- * belongs to the calling thread. alsa-lib calls the handler synchronously on the thread that made the
- * failing call, so a thread-local buffer attributes every message to the operation that caused it,
- * even when several threads use ALSA at once.
+ * variadic (printf-style) handler that prints to stderr by default; Swift cannot implement a variadic
+ * C function. The trampoline formats each message and hands it to a plain C callback (implemented in
+ * Swift), which files it under the calling thread: alsa-lib calls the handler synchronously on the
+ * thread whose call failed.
  *
- * Usage from Swift: install once, then bracket each call with begin/end. Messages produced on a
- * thread with no open capture are dropped (never printed).
- *
- * Record format in the buffer: fields separated by 0x1F (unit separator), records terminated by
- * 0x1E (record separator): file, line, function, errno (0 if none), message text.
+ * Why the sink lives here and the buffers in Swift: Swift emits a private copy of these static
+ * functions, with their own statics, into every object file that uses them (and cannot emit a
+ * header's global variables at all). `snoozefuse_alsa_set_message_sink` stays consistent anyway: it
+ * stores the sink in its own copy's static and registers its own copy's trampoline, which reads that
+ * same static. Any per-thread state therefore belongs to the Swift side.
  * ------------------------------------------------------------------------------------------- */
 
-#define SNOOZEFUSE_ALSA_CAPTURE_CAPACITY 4096
+typedef void (*snoozefuse_alsa_message_callback)(const char *file, int line, const char *function,
+                                                 int err, const char *message);
 
-typedef struct {
-    int depth;          /* nesting level of begin/end on this thread */
-    size_t length;      /* bytes used in text, excluding the terminating NUL */
-    unsigned truncated; /* messages (or parts) that did not fit */
-    char text[SNOOZEFUSE_ALSA_CAPTURE_CAPACITY];
-} snoozefuse_alsa_capture_state;
-
-static _Thread_local snoozefuse_alsa_capture_state snoozefuse_alsa_capture;
+static snoozefuse_alsa_message_callback snoozefuse_alsa_message_sink = 0;
 
 static void snoozefuse_alsa_error_trampoline(const char *file, int line, const char *function, int err,
                                              const char *fmt, ...) {
-    snoozefuse_alsa_capture_state *state = &snoozefuse_alsa_capture;
-    if (state->depth <= 0) {
-        return; /* nobody is listening on this thread: drop it, never print */
+    snoozefuse_alsa_message_callback sink = snoozefuse_alsa_message_sink;
+    if (!sink) {
+        return; /* silenced: never print */
     }
     char message[512];
     va_list args;
     va_start(args, fmt);
     vsnprintf(message, sizeof message, fmt, args);
     va_end(args);
-    /* Field and record separators must not appear inside a field. */
-    for (char *p = message; *p; p++) {
-        if (*p == '\x1e' || *p == '\x1f') {
-            *p = ' ';
-        }
-    }
-    size_t room = sizeof state->text - state->length;
-    int needed = snprintf(state->text + state->length, room, "%s\x1f%d\x1f%s\x1f%d\x1f%s\x1e",
-                          file ? file : "", line, function ? function : "", err, message);
-    if (needed < 0 || (size_t)needed >= room) {
-        state->text[state->length] = '\0'; /* drop the partial record */
-        state->truncated += 1;
-    } else {
-        state->length += (size_t)needed;
-    }
+    sink(file, line, function, err, message);
 }
 
-/* Routes alsa-lib's messages to the capture buffers. Idempotent; call before the first ALSA call. */
-static inline int snoozefuse_alsa_install_capture(void) {
+/* Installs `sink` as the receiver of alsa-lib's messages (NULL silences them entirely). */
+static inline int snoozefuse_alsa_set_message_sink(snoozefuse_alsa_message_callback sink) {
+    snoozefuse_alsa_message_sink = sink;
     return snd_lib_error_set_handler(snoozefuse_alsa_error_trampoline);
-}
-
-/* Opens a capture on the calling thread. The outermost begin clears the buffer. */
-static inline void snoozefuse_alsa_capture_begin(void) {
-    snoozefuse_alsa_capture_state *state = &snoozefuse_alsa_capture;
-    if (state->depth <= 0) {
-        state->depth = 0;
-        state->length = 0;
-        state->truncated = 0;
-        state->text[0] = '\0';
-    }
-    state->depth += 1;
-}
-
-/* The records captured on this thread since the outermost begin (NUL-terminated; valid until the
- * next begin on this thread). */
-static inline const char *snoozefuse_alsa_capture_text(void) {
-    return snoozefuse_alsa_capture.text;
-}
-
-/* How many messages did not fit in the buffer. */
-static inline unsigned snoozefuse_alsa_capture_truncated(void) {
-    return snoozefuse_alsa_capture.truncated;
-}
-
-/* Closes one level of capture on this thread. */
-static inline void snoozefuse_alsa_capture_end(void) {
-    if (snoozefuse_alsa_capture.depth > 0) {
-        snoozefuse_alsa_capture.depth -= 1;
-    }
 }
 
 /* Names the calling thread (visible in `top -H`, gdb, perf) for the audio thread. pthread_setname_np

@@ -13,9 +13,8 @@ enum ALSACall {
         device: String, _ operation: ALSAError.Operation, detail: @autoclosure () -> String? = nil,
         _ body: () -> T
     ) throws(ALSAError) -> T {
-        ALSAMessageCapture.install()
-        snoozefuse_alsa_capture_begin()
-        defer { snoozefuse_alsa_capture_end() }
+        ALSAMessageCapture.begin()
+        defer { ALSAMessageCapture.end() }
         while true {
             let result = body()
             if result >= 0 { return result }

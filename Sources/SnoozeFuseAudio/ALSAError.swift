@@ -76,6 +76,10 @@ public struct ALSAError: Error, Sendable, Hashable, CustomStringConvertible {
         if operation != .open && operation != .listDevices && code.meansDeviceLost {
             return .deviceLost
         }
+        if operation == .open && mentionsMissingCard {
+            // `hw:N` answers ENOENT, EINVAL (N ≥ 32) or ENODEV (`hw:CARD=name`) for a missing card.
+            return .noSuchDevice
+        }
         switch code {
         case .busy: return .busy
         case .permissionDenied, .notPermitted: return .permissionDenied

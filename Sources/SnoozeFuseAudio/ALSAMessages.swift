@@ -1,4 +1,11 @@
 import CALSA
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// One message alsa-lib reported through its error handler (instead of printing it to stderr),
 /// e.g. `cannot find card '0'` from `parse_card` in `confmisc.c`.
@@ -28,48 +35,104 @@ public struct ALSAMessage: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// The one place that talks to the shim's thread-local message capture.
+/// The one place that talks to the shim's message handler.
 ///
-/// alsa-lib's error handler is process-wide; the shim routes every message to a buffer owned by the
-/// thread that made the call, so concurrent ALSA calls on different threads never mix their messages.
+/// alsa-lib's error handler is process-wide and called synchronously on the thread whose call failed.
+/// The shim forwards every message to `sink`, which files it in a buffer owned by the calling thread
+/// (a pthread-specific value), so concurrent ALSA calls on different threads never mix their messages.
+/// Messages on a thread with no capture open are dropped: alsa-lib never writes to stderr.
 enum ALSAMessageCapture {
-    /// Installs the shim's handler exactly once per process (a Swift global is initialised once,
+    /// Per-thread capture state. Only ever touched by its own thread (it is found through a
+    /// pthread key), so it needs no locking and is not `Sendable`.
+    private final class ThreadMessages {
+        var depth = 0
+        var messages: [ALSAMessage] = []
+        var dropped = 0
+    }
+
+    /// How many messages one capture keeps (alsa-lib says a handful per failure).
+    private static let limit = 64
+
+    /// The pthread key of each thread's `ThreadMessages`; its destructor releases the buffer when the
+    /// thread exits. `nil` if the system has no key left: messages are then dropped, never printed.
+    private static let key: pthread_key_t? = {
+        var key = pthread_key_t()
+        let status = pthread_key_create(&key) { raw in
+            if let raw {
+                Unmanaged<ThreadMessages>.fromOpaque(raw).release()
+            }
+        }
+        return status == 0 ? key : nil
+    }()
+
+    /// Installs the shim's handler once per process (a Swift global is initialised exactly once,
     /// thread-safely). From then on alsa-lib never writes its messages to stderr.
-    private static let installed: Int32 = snoozefuse_alsa_install_capture()
+    private static let installed: Int32 = snoozefuse_alsa_set_message_sink { file, line, function, errno, text in
+        guard let state = ALSAMessageCapture.current(creating: false), state.depth > 0 else { return }
+        guard state.messages.count < ALSAMessageCapture.limit else {
+            state.dropped += 1
+            return
+        }
+        state.messages.append(ALSAMessage(
+            file: file.map { String(cString: $0) } ?? "",
+            line: Int(line),
+            function: function.map { String(cString: $0) } ?? "",
+            errno: errno,
+            text: text.map { String(cString: $0) } ?? ""))
+    }
 
     static func install() {
         _ = installed
     }
 
-    /// Runs `body` with a capture open on the current thread and returns what alsa-lib said meanwhile.
-    static func capturing<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> (R, [ALSAMessage]) {
-        install()
-        snoozefuse_alsa_capture_begin()
-        defer { snoozefuse_alsa_capture_end() }
-        let result = try body()
-        return (result, collect())
+    private static func current(creating: Bool) -> ThreadMessages? {
+        guard let key else { return nil }
+        if let raw = pthread_getspecific(key) {
+            return Unmanaged<ThreadMessages>.fromOpaque(raw).takeUnretainedValue()
+        }
+        guard creating else { return nil }
+        let state = ThreadMessages()
+        let raw = Unmanaged.passRetained(state).toOpaque()
+        guard pthread_setspecific(key, raw) == 0 else {
+            Unmanaged<ThreadMessages>.fromOpaque(raw).release()
+            return nil
+        }
+        return state
     }
 
-    /// Parses the records captured on this thread since the outermost `begin`.
-    static func collect() -> [ALSAMessage] {
-        guard let raw = snoozefuse_alsa_capture_text(), raw.pointee != 0 else { return [] }
-        var messages: [ALSAMessage] = []
-        for record in String(cString: raw).split(separator: "\u{1E}", omittingEmptySubsequences: true) {
-            let fields = record.split(separator: "\u{1F}", maxSplits: 4, omittingEmptySubsequences: false)
-            guard fields.count == 5 else { continue }
-            messages.append(ALSAMessage(
-                file: String(fields[0]),
-                line: Int(fields[1]) ?? 0,
-                function: String(fields[2]),
-                errno: Int32(fields[3]) ?? 0,
-                text: String(fields[4])))
+    /// Opens a capture on the calling thread (nestable). The outermost one starts empty.
+    static func begin() {
+        install()
+        guard let state = current(creating: true) else { return }
+        if state.depth == 0 {
+            state.messages.removeAll(keepingCapacity: true)
+            state.dropped = 0
         }
-        let truncated = snoozefuse_alsa_capture_truncated()
-        if truncated > 0 {
-            messages.append(ALSAMessage(
-                file: "", line: 0, function: "", errno: 0,
-                text: "(\(truncated) more message(s) not kept)"))
+        state.depth += 1
+    }
+
+    /// Closes one level of capture on the calling thread.
+    static func end() {
+        guard let state = current(creating: false), state.depth > 0 else { return }
+        state.depth -= 1
+    }
+
+    /// What alsa-lib said on this thread since the outermost `begin()`.
+    static func collect() -> [ALSAMessage] {
+        guard let state = current(creating: false) else { return [] }
+        var messages = state.messages
+        if state.dropped > 0 {
+            messages.append(ALSAMessage(file: "", line: 0, function: "", errno: 0,
+                                        text: "(\(state.dropped) more message(s) not kept)"))
         }
         return messages
+    }
+
+    /// Runs `body` with a capture open on the current thread and returns what alsa-lib said meanwhile.
+    static func capturing<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> (R, [ALSAMessage]) {
+        begin()
+        defer { end() }
+        let result = try body()
+        return (result, collect())
     }
 }

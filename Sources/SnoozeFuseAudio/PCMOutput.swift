@@ -132,8 +132,8 @@ public final class PCMOutput {
     private func writeFrames(_ pcm: OpaquePointer, _ data: UnsafeRawPointer, frames: Int) throws(ALSAError) {
         let bytesPerFrame = format.bytesPerFrame
         var done = 0
-        snoozefuse_alsa_capture_begin()
-        defer { snoozefuse_alsa_capture_end() }
+        ALSAMessageCapture.begin()
+        defer { ALSAMessageCapture.end() }
         while done < frames {
             let result = snd_pcm_writei(pcm, data + done * bytesPerFrame, snd_pcm_uframes_t(frames - done))
             if result >= 0 {
