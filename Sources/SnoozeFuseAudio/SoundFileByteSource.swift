@@ -29,6 +29,7 @@ public struct InMemorySoundBytes: SoundFileByteSource, Sendable {
         guard offset >= 0, offset < Int64(bytes.count) else { return 0 }
         let start = Int(offset)
         let count = min(buffer.count, bytes.count - start)
+        guard count > 0 else { return 0 }
         bytes.withUnsafeBytes { source in
             buffer.baseAddress!.copyMemory(from: source.baseAddress! + start, byteCount: count)
         }

@@ -65,7 +65,7 @@ import Testing
         #expect(file.parseLog().contains("should be"))
         let samples = try readAll(&file)
         #expect(samples.count == presentFrames * 2)
-        #expect(samples == Array(reference.prefix(presentFrames * 2)))
+        #expect(firstDifference(samples, reference.prefix(presentFrames * 2)) == nil)
     }
 
     @Test func aWAVCutInsideItsHeaderIsBadData() throws {

@@ -42,7 +42,31 @@ struct FailingByteSource: SoundFileByteSource {
         #expect(inMemory.info == fileInfo)
         #expect(inMemory.path == "memory.\(fileExtension)")
         #expect(fromMemory.count == 44_100)
-        #expect(fromMemory == fromFile)
+        #expect(firstDifference(fromMemory, fromFile) == nil)
+    }
+
+    /// The way the importer will decode iOS notification sounds: IMA4 (which libsndfile cannot read
+    /// inside CAF) re-wrapped as AIFF-C, opened from memory. libsndfile's and ffmpeg's IMA4 decoders
+    /// agree bit for bit on the first 64-frame packet and then drift apart by a few 16-bit steps
+    /// (measured: at most 0.0039, RMS 0.0022, on a signal of RMS 0.5; both are that close to the
+    /// source), so the bound is on the RMS difference.
+    @Test func ima4InAIFFCFromMemoryDecodesLikeFFmpeg() throws {
+        let folder = try TemporaryFolder()
+        let source = try makeSourceWAV(in: folder)
+        let path = folder.path("ima4.aifc")
+        try runTool("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", source, "-c:a", "adpcm_ima_qt", "-f", "aiff", path])
+        let reference = try ffmpegReference(path, in: folder)
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+
+        var file = try SoundFile(readingFrom: bytes, name: "re-wrapped.aifc")
+        let samples = try readAll(&file)
+
+        #expect(file.info.format == SoundFileFormat(.aiff, .imaADPCM))
+        #expect(samples.count == reference.count)
+        #expect(rms(reference) > 0.3)
+        #expect(firstDifference(samples.prefix(128), reference.prefix(128)) == nil)
+        #expect(rmsDifference(samples, reference) < 0.005)
+        #expect(maxAbsoluteDifference(samples, reference) < 0.02)
     }
 
     @Test func seeksWithinBytesInMemory() throws {
@@ -56,7 +80,7 @@ struct FailingByteSource: SoundFileByteSource {
         var buffer = [Float](repeating: 0, count: 2 * 100)
         let frames = try buffer.withUnsafeMutableBufferPointer { try file.read(into: $0) }
         #expect(frames == 100)
-        #expect(buffer == Array(all[(2 * 12_345)..<(2 * 12_445)]))
+        #expect(firstDifference(buffer, all[(2 * 12_345)..<(2 * 12_445)]) == nil)
     }
 
     @Test func notAudioInMemoryIsBadDataNamedAfterTheSource() throws {
@@ -101,7 +125,7 @@ struct FailingByteSource: SoundFileByteSource {
             let frames = try buffer.withUnsafeMutableBufferPointer { try file.read(into: $0) }
             let expected = min(256, 22_050 - start)
             #expect(frames == expected, "from frame \(start)")
-            #expect(Array(buffer[0..<(2 * frames)]) == Array(reference[(2 * start)..<(2 * (start + frames))]),
+            #expect(firstDifference(buffer[0..<(2 * frames)], reference[(2 * start)..<(2 * (start + frames))]) == nil,
                     "from frame \(start)")
         }
 
@@ -171,7 +195,7 @@ struct FailingByteSource: SoundFileByteSource {
         let difference = maxAbsoluteDifference(readBack, written)
         #expect(difference <= quantization, "largest difference \(difference)")
         if subtype == .float {
-            #expect(readBack == written)
+            #expect(firstDifference(readBack, written) == nil)
         }
     }
 

@@ -86,6 +86,16 @@ func readAll(atPath path: String) throws -> (info: SoundFileInfo, samples: [Floa
     return (file.info, samples)
 }
 
+/// `nil` when the two are identical, else where they first differ: a short text for a failing
+/// expectation instead of tens of thousands of printed samples.
+func firstDifference(_ a: some Collection<Float>, _ b: some Collection<Float>) -> String? {
+    guard a.count == b.count else { return "\(a.count) samples against \(b.count)" }
+    for (index, (x, y)) in zip(a, b).enumerated() where x != y {
+        return "sample \(index): \(x) against \(y)"
+    }
+    return nil
+}
+
 func maxAbsoluteDifference(_ a: [Float], _ b: [Float]) -> Float {
     zip(a, b).reduce(0) { Swift.max($0, abs($1.0 - $1.1)) }
 }
