@@ -10,14 +10,10 @@
 /* Everything `static` in this header exists once per object file that uses it. alsa-lib's message
  * handler is process-wide: only SnoozeFuseAudio installs it (through ALSAMessageCapture). */
 
-/* snd_pcm_hw_params_alloca / snd_pcm_sw_params_alloca are macros: Swift cannot call them. Heap
+/* snd_pcm_hw_params_alloca is a macro: Swift cannot call it. Heap
  * allocation is fine off the audio path (parameters are negotiated once per open). */
 static inline int snoozefuse_pcm_hw_params_malloc(snd_pcm_hw_params_t **params) {
     return snd_pcm_hw_params_malloc(params);
-}
-
-static inline int snoozefuse_pcm_sw_params_malloc(snd_pcm_sw_params_t **params) {
-    return snd_pcm_sw_params_malloc(params);
 }
 
 /* ---------------------------------------------------------------------------------------------

@@ -10,8 +10,6 @@ public struct ALSAError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let open = Operation(rawValue: "open")
         /// Negotiating hardware parameters (format, rate, channels, buffer): `snd_pcm_hw_params*`.
         public static let hwParams = Operation(rawValue: "hw_params")
-        /// Software parameters: `snd_pcm_sw_params*`.
-        public static let swParams = Operation(rawValue: "sw_params")
         /// `snd_pcm_prepare`.
         public static let prepare = Operation(rawValue: "prepare")
         /// `snd_pcm_writei`.
@@ -22,6 +20,8 @@ public struct ALSAError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let drain = Operation(rawValue: "drain")
         /// `snd_pcm_drop`.
         public static let drop = Operation(rawValue: "drop")
+        /// `snd_pcm_close`.
+        public static let close = Operation(rawValue: "close")
         /// `snd_pcm_avail_update` / `snd_pcm_delay`.
         public static let status = Operation(rawValue: "status")
         /// `snd_device_name_hint`.

@@ -78,7 +78,16 @@ enum ALSAMessageCapture {
             line: Int(line),
             function: function.map { String(cString: $0) } ?? "",
             errno: errno,
-            text: text.map { String(cString: $0) } ?? ""))
+            text: text.map { String(cString: $0) }.map(ALSAMessageCapture.trimmed) ?? ""))
+    }
+
+    /// alsa-lib's plugins sometimes end a message with a newline of their own.
+    private static func trimmed(_ text: String) -> String {
+        var text = Substring(text)
+        while let last = text.last, last.isWhitespace {
+            text = text.dropLast()
+        }
+        return String(text)
     }
 
     static func install() {

@@ -52,7 +52,7 @@ public final class PCMOutput {
     public func close() {
         guard let pcm else { return }
         self.pcm = nil
-        _ = try? ALSACall.check(device: device, .drop) { snd_pcm_close(pcm) }
+        _ = try? ALSACall.check(device: device, .close) { snd_pcm_close(pcm) }
     }
 
     /// Writes interleaved float samples (`channels` per frame) and returns when all were queued,

@@ -231,9 +231,11 @@ public final class PCMPlaybackThread: Sendable {
         finish(outcome, payload: payload)
     }
 
-    /// Closes the PCM, records the outcome, wakes the waiters and reports `ended`.
+    /// Closes the PCM, reports `ended`, then records the outcome and wakes the waiters (in that order,
+    /// so whoever sees the outcome has also seen every event).
     private func finish(_ outcome: Outcome, payload: Payload) {
         payload.output.close()
+        onEvent(.ended(outcome))
         let waiters = state.withLock { state in
             state.phase = .ended(outcome)
             let waiters = state.waiters
@@ -243,7 +245,6 @@ public final class PCMPlaybackThread: Sendable {
         for waiter in waiters {
             waiter.resume(returning: outcome)
         }
-        onEvent(.ended(outcome))
     }
 
     private func setThreadName() {

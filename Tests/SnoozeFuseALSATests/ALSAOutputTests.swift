@@ -265,6 +265,7 @@ struct ALSAOutputTests {
             if case .fails(let error) = device.probe {
                 #expect(error.device == device.name)
                 #expect(error.operation == .open)
+                #expect(error.messages.allSatisfy { $0.text.last?.isWhitespace != true }, "\(error.messages)")
             }
         }
         let unprobed = try ALSADeviceList.pcmDevices(probe: false)
