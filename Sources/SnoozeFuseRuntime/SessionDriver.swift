@@ -1,0 +1,202 @@
+public import Foundation
+public import SnoozeFuseCore
+
+/// Runs a ``Session`` against a clock: feeds it events, sleeps until the next thing that can
+/// change it, and performs its effects.
+///
+/// Time is injected (`ContinuousClock` in real runs, which keeps counting through suspend; a manual
+/// clock in tests). The driver never counts down by ticks: it sleeps until the session's next
+/// deadline, or, when a countdown is shown, until the displayed whole second changes, whichever
+/// comes first. With the countdown off, a nap wakes the process only at its deadlines.
+public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
+    public var clock: C
+    public var timers: SessionTimers
+    public var alarm: any AlarmOutput
+    public var observer: any SessionObserver
+    /// Wake once per displayed second to update a countdown.
+    public var showsCountdown: Bool
+    /// The wall-clock time for records; injectable so tests can fix it.
+    public var wallClock: @Sendable () -> Date
+
+    public init(
+        clock: C,
+        timers: SessionTimers,
+        alarm: any AlarmOutput,
+        observer: any SessionObserver,
+        showsCountdown: Bool = false,
+        wallClock: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.clock = clock
+        self.timers = timers
+        self.alarm = alarm
+        self.observer = observer
+        self.showsCountdown = showsCountdown
+        self.wallClock = wallClock
+    }
+
+    /// Runs a session that begins with `first` (`.start` for `--no-hold`, `.holdBegan` otherwise,
+    /// or `nil` to wait in `ready` for the first event from `inputs`) until it ends, and returns
+    /// how it ended. Cancelling the calling task cancels the session.
+    public func run(startingWith first: SessionEvent?, inputs: AsyncStream<SessionEvent>) async -> SessionOutcome {
+        let (wakeups, feed) = AsyncStream.makeStream(of: SessionEvent.self, bufferingPolicy: .unbounded)
+        let forwarder = Task {
+            for await event in inputs { feed.yield(event) }
+        }
+        var run = RunState(session: Session<C.Instant>(timers: timers))
+        var timer: Task<Void, Never>?
+        defer {
+            timer?.cancel()
+            forwarder.cancel()
+            feed.finish()
+        }
+
+        if let first { feed.yield(first) }
+        for await event in wakeups {
+            let now = clock.now
+            let effects = run.session.handle(event, at: now)
+            await perform(effects, in: &run)
+            if run.session.phase.isTerminal { break }
+            if showsCountdown, let tick = countdownTick(run.session, now: clock.now), tick != run.lastTick {
+                run.lastTick = tick
+                await observer.countdown(tick)
+            }
+            timer?.cancel()
+            timer = nil
+            if let wake = nextWake(run.session, now: clock.now) {
+                timer = Task { [clock] in
+                    // Cancellation means a newer wake-up replaced this one.
+                    guard (try? await clock.sleep(until: wake, tolerance: nil)) != nil else { return }
+                    feed.yield(.timeElapsed)
+                }
+            }
+        }
+        if let outcome = run.session.outcome { return outcome }
+        // The caller's task was cancelled before the session ended: cancel it properly so the
+        // alarm stops and the records say so.
+        let effects = run.session.handle(.cancel, at: clock.now)
+        await perform(effects, in: &run)
+        return .cancelled
+    }
+
+    // MARK: - Internals
+
+    private struct RunState {
+        var session: Session<C.Instant>
+        var origin: C.Instant?
+        var lastTick: CountdownTick?
+    }
+
+    /// Performs effects in two passes: first what makes sound (or silence), so a slow reader of the
+    /// records can never delay the alarm; then the records, in order, with an alarm's record after
+    /// the `ringing` phase record it belongs to.
+    private func perform(_ effects: [SessionEffect<C.Instant>], in run: inout RunState) async {
+        var alarmRecords: [SessionRecord] = []
+        var pending: [SessionEffect<C.Instant>] = []
+        for effect in effects {
+            switch effect {
+            case .alarmStarted(let reason, let due):
+                let report = await alarm.start(reason: reason)
+                let written = clock.now
+                let origin = run.origin ?? due
+                for fallback in report.fallbacks {
+                    alarmRecords.append(record(.output, at: written, origin: origin, message: fallback))
+                }
+                var alarmRecord = record(.alarm, at: written, origin: origin)
+                alarmRecord.reason = reason
+                alarmRecord.output = report.output
+                alarmRecord.latenessMs = milliseconds(due.duration(to: written))
+                alarmRecords.append(alarmRecord)
+            case .alarmSilenced:
+                await alarm.stop()
+                pending.append(effect)
+            default:
+                pending.append(effect)
+            }
+        }
+        for effect in pending {
+            switch effect {
+            case .phaseChanged(_, let to, let at):
+                if run.origin == nil { run.origin = at }
+                var phaseRecord = record(.phase, at: at, origin: run.origin ?? at)
+                phaseRecord.phase = to
+                if let until = phaseDeadline(run.session, phase: to), let origin = run.origin, to == run.session.phase {
+                    phaseRecord.until = seconds(origin.duration(to: until))
+                }
+                await observer.record(phaseRecord)
+                if to == .ringing {
+                    for alarmRecord in alarmRecords { await observer.record(alarmRecord) }
+                    alarmRecords = []
+                }
+            case .maxEndsNapEarly(let max, let releasePlusNap):
+                let message = "max \(max.compactDescription) is shorter than release + nap (\(releasePlusNap.compactDescription)): the alarm will ring at \(max.compactDescription) at the latest, ending the nap early"
+                await observer.record(record(.warning, at: clock.now, origin: run.origin ?? clock.now, message: message))
+            case .alarmSilenced:
+                await observer.record(record(.alarmStopped, at: clock.now, origin: run.origin ?? clock.now))
+            case .ended(let outcome, let at):
+                var endRecord = record(.end, at: at, origin: run.origin ?? at)
+                endRecord.phase = run.session.phase
+                endRecord.outcome = outcome
+                await observer.record(endRecord)
+            case .alarmStarted:
+                break
+            }
+        }
+        for alarmRecord in alarmRecords { await observer.record(alarmRecord) }
+    }
+
+    private func record(_ kind: SessionRecord.Kind, at instant: C.Instant, origin: C.Instant, message: String? = nil) -> SessionRecord {
+        SessionRecord(
+            event: kind,
+            t: seconds(origin.duration(to: instant)),
+            wall: wallClock().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted)),
+            message: message
+        )
+    }
+
+    /// The deadline of the timer that runs in `phase`.
+    private func phaseDeadline(_ session: Session<C.Instant>, phase: Phase) -> C.Instant? {
+        switch phase {
+        case .releasing: session.releaseDeadline
+        case .napping: session.nextDeadline
+        case .ringing: session.ringLimitDeadline
+        case .snoozed: session.snoozeDeadline
+        case .holding: session.maxDeadline
+        case .ready, .finished, .cancelled: nil
+        }
+    }
+
+    private func countdownTick(_ session: Session<C.Instant>, now: C.Instant) -> CountdownTick? {
+        guard !session.phase.isTerminal, session.phase != .ready else { return nil }
+        let layout = RemainingTimeLayout(configured: session.currentTimerLength ?? .zero)
+        // Holding shows no countdown: nothing runs down while the key is held but the failsafe.
+        let deadline = session.phase == .holding ? nil : phaseDeadline(session, phase: session.phase)
+        let remaining = deadline.map { now.duration(to: $0) }
+        // Compare whole seconds only, so equal ticks are recognised.
+        return CountdownTick(phase: session.phase, remaining: remaining.map { .seconds(max(0, $0.components.seconds)) }, layout: layout)
+    }
+
+    /// The next instant the driver must wake: the session's next deadline, or sooner the instant
+    /// the displayed whole second changes.
+    private func nextWake(_ session: Session<C.Instant>, now: C.Instant) -> C.Instant? {
+        var wake = session.nextDeadline
+        if showsCountdown, session.phase != .holding, let deadline = phaseDeadline(session, phase: session.phase) {
+            let remaining = now.duration(to: deadline)
+            if remaining > .zero {
+                // The display shows floor(remaining) = F; it next changes just after remaining
+                // reaches F, when it drops to F - 1.
+                let shown = remaining.components.seconds
+                let boundary = deadline.advanced(by: .seconds(-shown) + .nanoseconds(1))
+                if boundary > now { wake = wake.map { Swift.min($0, boundary) } ?? boundary }
+            }
+        }
+        return wake
+    }
+
+    private func seconds(_ duration: Duration) -> Double {
+        (duration.secondsValue * 1000).rounded() / 1000
+    }
+
+    private func milliseconds(_ duration: Duration) -> Double {
+        (duration.secondsValue * 1_000_000).rounded() / 1000
+    }
+}

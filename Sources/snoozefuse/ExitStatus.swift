@@ -1,0 +1,31 @@
+import ArgumentParser
+import SnoozeFuseCore
+
+/// The exit codes of SPEC §3, in one place (sysexits.h values where one fits).
+enum ExitStatus {
+    /// The alarm was dismissed or rang out its limit.
+    static let success = ExitCode(0)
+    /// The session was cancelled.
+    static let cancelled = ExitCode(1)
+    /// Bad flags or values (EX_USAGE).
+    static let usage = ExitCode(64)
+    /// Bad sound data (EX_DATAERR).
+    static let badData = ExitCode(65)
+    /// A file that should be there is not (EX_NOINPUT).
+    static let missingInput = ExitCode(66)
+    /// No output of any kind could sound the alarm (EX_UNAVAILABLE).
+    static let unavailable = ExitCode(69)
+    /// A bug (EX_SOFTWARE).
+    static let internalError = ExitCode(70)
+    /// Bad configuration (EX_CONFIG).
+    static let badConfig = ExitCode(78)
+    /// Interrupted by SIGINT (128 + 2).
+    static let interrupted = ExitCode(130)
+
+    static func forOutcome(_ outcome: SessionOutcome, interrupted: Bool) -> ExitCode {
+        switch outcome {
+        case .dismissed, .ringLimitReached: success
+        case .cancelled: interrupted ? Self.interrupted : cancelled
+        }
+    }
+}

@@ -1,0 +1,112 @@
+import ArgumentParser
+import Foundation
+import SnoozeFuseCore
+import SnoozeFuseRuntime
+import Synchronization
+
+struct Nap: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Take a nap and wake to an alarm.",
+        discussion: """
+        The session runs release → nap → alarm. The release timer gives you time to drift off; \
+        the nap timer is the nap itself; the max timer is a failsafe that rings the alarm at the \
+        latest max after the start, whatever else happens. With --no-hold the release timer \
+        starts at once.
+
+        Durations: \(DurationParser.acceptedForms).
+        Presets: \(Preset.builtIn.map { "\($0.name) (\($0.summary))" }.joined(separator: "; ")). \
+        Flags override the preset.
+
+        While the alarm rings on a terminal: Enter, space or d stops it, s snoozes, q cancels. \
+        Ctrl-C cancels at any time (exit 130).
+
+        Examples:
+          snoozefuse nap --no-hold
+          snoozefuse nap --no-hold --nap 25m --max 40m --ring-limit 5m
+          snoozefuse nap --preset quick-test --no-hold --events jsonl | jq .
+        """
+    )
+
+    @Option(help: ArgumentHelp("How long after you let go until the nap starts.", valueName: "duration"), transform: parseDurationOption)
+    var release: Duration?
+
+    @Option(help: ArgumentHelp("How long the nap lasts.", valueName: "duration"), transform: parseDurationOption)
+    var nap: Duration?
+
+    @Option(help: ArgumentHelp("Failsafe: the alarm rings at most this long after the start.", valueName: "duration"), transform: parseDurationOption)
+    var max: Duration?
+
+    @Option(help: ArgumentHelp("Timer preset: \(Preset.builtIn.map(\.name).joined(separator: ", ")).", valueName: "name"))
+    var preset: String = Preset.basic.name
+
+    @Option(name: .customLong("ring-limit"), help: ArgumentHelp("Stop ringing by itself after this long (default: ring until stopped).", valueName: "duration"), transform: parseDurationOption)
+    var ringLimit: Duration?
+
+    @Flag(name: .customLong("no-hold"), help: "Start the release timer at once instead of waiting for a held key.")
+    var noHold = false
+
+    @Option(help: ArgumentHelp("Write machine-readable events to standard output: jsonl (one JSON object per line).", valueName: "format"))
+    var events: EventFormat?
+
+    @Flag(help: "Show no countdown or progress messages; warnings and the alarm still appear.")
+    var quiet = false
+
+    func validate() throws {
+        guard let chosen = Preset.builtIn(named: preset) else {
+            throw ValidationError("unknown preset \"\(preset)\" for --preset. Built-in presets: \(Preset.builtIn.map(\.name).joined(separator: ", ")).")
+        }
+        let problems = timers(from: chosen).problems
+        if !problems.isEmpty {
+            throw ValidationError(problems.joined(separator: "; ") + ".")
+        }
+        guard noHold else {
+            throw ValidationError("hold mode (holding a key while you drift off) is not available in this version; add --no-hold to start the release timer at once.")
+        }
+    }
+
+    func timers(from preset: Preset) -> SessionTimers {
+        var timers = preset.timers
+        if let release { timers.release = release }
+        if let nap { timers.nap = nap }
+        if let max { timers.max = max }
+        if let ringLimit { timers.ringLimit = ringLimit }
+        return timers
+    }
+
+    func run() async throws {
+        let chosen = Preset.builtIn(named: preset) ?? .basic
+        let timers = timers(from: chosen)
+        let terminal = TerminalStyle.detect()
+        let keys = TerminalKeyReader(fileDescriptor: STDIN_FILENO)
+        let hint = keys == nil ? "(Ctrl-C to stop)" : "(Enter to stop, s to snooze, q to cancel)"
+        let observer = ConsoleObserver(
+            jsonLines: events == .jsonl, quiet: quiet, terminal: terminal, timers: timers, presetName: chosen.name
+        )
+        let alarm = TerminalBellAlarm(isTerminal: terminal.isTerminal, usesColour: terminal.usesColour, hint: hint)
+        let driver = SessionDriver(
+            clock: ContinuousClock(), timers: timers, alarm: alarm, observer: observer,
+            showsCountdown: !quiet && terminal.isTerminal
+        )
+
+        let (inputs, feed) = AsyncStream.makeStream(of: SessionEvent.self)
+        let interrupted = Atomic<Bool>(false)
+        let signals = SignalWatcher { number in
+            if number == SIGINT { interrupted.store(true, ordering: .relaxed) }
+            feed.yield(.cancel)
+        }
+        keys?.start { feed.yield($0) }
+        observer.announce()
+
+        let outcome = await driver.run(startingWith: .start, inputs: inputs)
+
+        keys?.stop()
+        await alarm.stop()
+        observer.finish(outcome: outcome)
+        withExtendedLifetime(signals) {}
+        throw ExitStatus.forOutcome(outcome, interrupted: interrupted.load(ordering: .relaxed))
+    }
+}
+
+enum EventFormat: String, ExpressibleByArgument, CaseIterable {
+    case jsonl
+}

@@ -1,0 +1,27 @@
+import ArgumentParser
+
+@main
+struct SnoozeFuse: AsyncParsableCommand {
+    static let version = "0.1.0"
+
+    static let configuration = CommandConfiguration(
+        commandName: "snoozefuse",
+        abstract: "A nap timer and alarm engine that cannot fail silently.",
+        discussion: """
+        Start a nap, let the release timer run out as you fall asleep, and wake to an alarm. \
+        The alarm rings when the nap ends or, at the latest, when the max failsafe passes, and it \
+        keeps ringing until you stop it or the ring limit passes.
+
+        Examples:
+          snoozefuse nap --no-hold                      release 30s, nap 20m, failsafe 30m
+          snoozefuse nap --no-hold --nap 25m --max 40m  a longer nap
+          snoozefuse nap --preset quick-test --no-hold --ring-limit 3s --events jsonl
+
+        Exit codes: 0 alarm dismissed or ring limit reached, 1 cancelled, 64 usage error, \
+        65 bad sound data, 66 missing input, 69 no usable output, 70 internal error, \
+        78 bad configuration, 130 interrupted (Ctrl-C).
+        """,
+        version: "snoozefuse \(version)",
+        subcommands: [Nap.self]
+    )
+}

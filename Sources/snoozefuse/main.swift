@@ -1,2 +1,0 @@
-import SnoozeFuseCore
-print("x")

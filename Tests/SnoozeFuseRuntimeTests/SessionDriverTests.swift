@@ -1,0 +1,183 @@
+import Foundation
+import Testing
+import SnoozeFuseCore
+import SnoozeFuseRuntime
+import SnoozeFuseTestSupport
+import Synchronization
+
+/// Collects what the driver reports, in order.
+final class RecordingObserver: SessionObserver {
+    let records = Mutex<[SessionRecord]>([])
+    let ticks = Mutex<[CountdownTick]>([])
+
+    func record(_ record: SessionRecord) async { records.withLock { $0.append(record) } }
+    func countdown(_ tick: CountdownTick) async { ticks.withLock { $0.append(tick) } }
+
+    var phases: [(Phase, Double)] {
+        records.withLock { $0.filter { $0.event == .phase }.map { ($0.phase!, $0.t) } }
+    }
+    var kinds: [SessionRecord.Kind] { records.withLock { $0.map(\.event) } }
+}
+
+/// An alarm output that remembers when it was started and stopped, in clock time.
+final class RecordingAlarm: AlarmOutput {
+    let clock: ManualClock
+    let events = Mutex<[(String, ManualClock.Instant)]>([])
+
+    init(clock: ManualClock) { self.clock = clock }
+
+    func start(reason: AlarmReason) async -> AlarmStartReport {
+        events.withLock { $0.append(("start \(reason.rawValue)", clock.now)) }
+        return AlarmStartReport(output: "test output")
+    }
+
+    func stop() async { events.withLock { $0.append(("stop", clock.now)) } }
+}
+
+@Suite("Session driver on a manual clock")
+struct SessionDriverTests {
+    let clock = ManualClock()
+    let observer = RecordingObserver()
+
+    func makeDriver(_ timers: SessionTimers, countdown: Bool = false, alarm: RecordingAlarm? = nil) -> (SessionDriver<ManualClock>, RecordingAlarm) {
+        let alarm = alarm ?? RecordingAlarm(clock: clock)
+        let driver = SessionDriver(
+            clock: clock, timers: timers, alarm: alarm, observer: observer, showsCountdown: countdown,
+            wallClock: { Date(timeIntervalSince1970: 0) }
+        )
+        return (driver, alarm)
+    }
+
+    @Test func quickTestRunsReleaseNapRingAndRingLimitOnTime() async {
+        var timers = Preset.quickTest.timers
+        timers.ringLimit = .seconds(3)
+        let (driver, alarm) = makeDriver(timers)
+        let (inputs, _) = AsyncStream.makeStream(of: SessionEvent.self)
+        let run = Task { await driver.run(startingWith: .start, inputs: inputs) }
+
+        await clock.waitForSleepers()
+        #expect(clock.earliestSleeperDeadline == .init(offset: .seconds(2)), "the driver sleeps until the release deadline, no ticks")
+        await clock.advance(by: .seconds(2))
+        await clock.waitForSleepers()
+        #expect(clock.earliestSleeperDeadline == .init(offset: .seconds(7)))
+        await clock.advance(by: .seconds(5))
+        await clock.waitForSleepers()
+        #expect(clock.earliestSleeperDeadline == .init(offset: .seconds(10)))
+        await clock.advance(by: .seconds(3))
+
+        #expect(await run.value == .ringLimitReached)
+        #expect(observer.phases.map(\.0) == [.releasing, .napping, .ringing, .finished])
+        #expect(observer.phases.map(\.1) == [0, 2, 7, 10])
+        #expect(observer.kinds == [.phase, .phase, .phase, .alarm, .alarmStopped, .phase, .end])
+        let alarmRecord = observer.records.withLock { $0.first { $0.event == .alarm } }
+        #expect(alarmRecord?.latenessMs == 0)
+        #expect(alarmRecord?.reason == .nap)
+        #expect(alarmRecord?.output == "test output")
+        #expect(alarm.events.withLock { $0.map(\.0) } == ["start nap", "stop"])
+        #expect(alarm.events.withLock { $0.map(\.1) } == [.init(offset: .seconds(7)), .init(offset: .seconds(10))])
+        #expect(clock.sleeperCount == 0, "no sleeper is left behind")
+    }
+
+    @Test func inputsDismissAndSnoozeTheAlarm() async {
+        var timers = Preset.quickTest.timers
+        timers.snooze = .seconds(60)
+        let (driver, alarm) = makeDriver(timers)
+        let (inputs, feed) = AsyncStream.makeStream(of: SessionEvent.self)
+        let run = Task { await driver.run(startingWith: .start, inputs: inputs) }
+
+        await clock.waitForSleepers()
+        await clock.advance(by: .seconds(7))
+        #expect(observer.phases.last?.0 == .ringing)
+        feed.yield(.snooze(nil))
+        await clock.settle()
+        await clock.waitForSleepers()
+        #expect(observer.phases.last?.0 == .snoozed)
+        #expect(clock.earliestSleeperDeadline == .init(offset: .seconds(67)))
+        await clock.advance(by: .seconds(60))
+        #expect(observer.phases.last?.0 == .ringing)
+        feed.yield(.dismiss)
+        #expect(await run.value == .dismissed)
+        #expect(alarm.events.withLock { $0.map(\.0) } == ["start nap", "stop", "start nap", "stop"])
+        #expect(clock.sleeperCount == 0)
+    }
+
+    @Test func cancellingTheCallingTaskCancelsTheSessionAndStopsTheAlarm() async {
+        let (driver, alarm) = makeDriver(Preset.quickTest.timers)
+        let (inputs, _) = AsyncStream.makeStream(of: SessionEvent.self)
+        let run = Task { await driver.run(startingWith: .start, inputs: inputs) }
+        await clock.waitForSleepers()
+        await clock.advance(by: .seconds(7))
+        run.cancel()
+        #expect(await run.value == .cancelled)
+        #expect(observer.kinds.suffix(3) == [.alarmStopped, .phase, .end])
+        #expect(alarm.events.withLock { $0.map(\.0) } == ["start nap", "stop"])
+    }
+
+    @Test func theMaxWarningIsRecordedOnceAtTheStart() async {
+        let timers = SessionTimers(release: .seconds(30), nap: .seconds(600), max: .seconds(60), ringLimit: .seconds(1))
+        let (driver, _) = makeDriver(timers)
+        let (inputs, _) = AsyncStream.makeStream(of: SessionEvent.self)
+        let run = Task { await driver.run(startingWith: .start, inputs: inputs) }
+        await clock.waitForSleepers()
+        await clock.advance(by: .seconds(61))
+        #expect(await run.value == .ringLimitReached)
+        let warnings = observer.records.withLock { $0.filter { $0.event == .warning } }
+        #expect(warnings.count == 1)
+        #expect(warnings.first?.message == "max 1m is shorter than release + nap (10m30s): the alarm will ring at 1m at the latest, ending the nap early")
+        let alarmRecord = observer.records.withLock { $0.first { $0.event == .alarm } }
+        #expect(alarmRecord?.reason == .max)
+        #expect(alarmRecord?.t == 60)
+    }
+
+    @Test func aCountdownWakesOncePerDisplayedSecondAndNeverFlickers() async {
+        let timers = SessionTimers(release: .seconds(3), nap: .seconds(65), max: .seconds(600), ringLimit: .seconds(1))
+        let (driver, _) = makeDriver(timers, countdown: true)
+        let (inputs, _) = AsyncStream.makeStream(of: SessionEvent.self)
+        let run = Task { await driver.run(startingWith: .start, inputs: inputs) }
+        var wakeUps = 0
+        while clock.sleeperCount > 0 || wakeUps == 0 {
+            await clock.waitForSleepers()
+            guard let next = clock.earliestSleeperDeadline else { break }
+            await clock.advance(to: next)
+            wakeUps += 1
+        }
+        #expect(await run.value == .ringLimitReached)
+        // 3 s release + 65 s nap + 1 s ring: one wake-up per displayed second, plus the immediate
+        // step from a whole second to the one below at each phase start.
+        #expect(wakeUps <= 3 + 65 + 1 + 3)
+        let napping = observer.ticks.withLock { $0.filter { $0.phase == .napping } }
+        #expect(napping.first?.remainingText == "1m05s")
+        #expect(napping.allSatisfy { $0.layout == .minutesSeconds }, "the layout is fixed by the configured 65 s")
+        #expect(napping.map(\.remainingText).contains("0m59s"))
+        #expect(napping.last?.remainingText == "0m00s")
+        let values = napping.compactMap { $0.remaining?.components.seconds }
+        #expect(values == Array((0...65).reversed()), "every second shown once, in order")
+    }
+
+    @Test func withoutACountdownTheDriverWakesOnlyAtDeadlines() async {
+        let (driver, _) = makeDriver(SessionTimers(release: .seconds(30), nap: .seconds(1200), max: .seconds(1800), ringLimit: .seconds(60)))
+        let (inputs, _) = AsyncStream.makeStream(of: SessionEvent.self)
+        let run = Task { await driver.run(startingWith: .start, inputs: inputs) }
+        var wakeUps: [Duration] = []
+        while true {
+            await clock.waitForSleepers()
+            guard let next = clock.earliestSleeperDeadline else { break }
+            wakeUps.append(next.offset)
+            await clock.advance(to: next)
+        }
+        #expect(await run.value == .ringLimitReached)
+        #expect(wakeUps == [.seconds(30), .seconds(1230), .seconds(1290)])
+    }
+}
+
+@Suite("Event records")
+struct SessionRecordTests {
+    @Test func aRecordIsOneLineOfJSONWithOnlyTheFieldsThatApply() throws {
+        let record = SessionRecord(event: .alarm, t: 7.009, wall: "2026-01-01T00:00:07.009Z", reason: .nap, latenessMs: 0.42, output: "terminal bell")
+        let line = record.jsonLine()
+        #expect(!line.contains("\n"))
+        #expect(line == #"{"event":"alarm","lateness_ms":0.42,"output":"terminal bell","reason":"nap","t":7.009,"wall":"2026-01-01T00:00:07.009Z"}"#)
+        let phase = SessionRecord(event: .phase, phase: .napping, t: 2, wall: "w", until: 7)
+        #expect(phase.jsonLine() == #"{"event":"phase","phase":"napping","t":2,"until":7,"wall":"w"}"#)
+    }
+}
