@@ -305,9 +305,9 @@ struct CAFParser<Source: CAFByteSource> {
     }
 
     mutating func validate(_ desc: CAFAudioDescription, at base: Int64) {
-        if !(desc.sampleRate.isFinite && desc.sampleRate > 0) {
+        if !Self.isUsable(sampleRate: desc.sampleRate) {
             error(.invalidSampleRate, at: base,
-                  "the sample rate is \(desc.sampleRate); it must be a positive number of frames per second")
+                  "the sample rate is \(desc.sampleRate); it must be a finite number of at least 1 frame per second")
         }
         if desc.channelsPerFrame == 0 {
             error(.zeroChannels, at: base + 24, "the file declares 0 channels; it needs at least 1")
@@ -583,8 +583,11 @@ struct CAFParser<Source: CAFByteSource> {
 
     // MARK: Duration
 
+    /// At least 1 Hz keeps every duration finite (frames < 2^63).
+    static func isUsable(sampleRate: Double) -> Bool { sampleRate.isFinite && sampleRate >= 1 }
+
     func computeDuration() -> CAFDuration? {
-        guard let description, description.sampleRate.isFinite, description.sampleRate > 0 else { return nil }
+        guard let description, Self.isUsable(sampleRate: description.sampleRate) else { return nil }
         let frames: Int64
         let source: CAFDuration.Source
         if !description.hasVariablePackets {

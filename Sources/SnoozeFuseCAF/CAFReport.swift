@@ -66,6 +66,15 @@ public struct CAFAudioDescription: Sendable, Equatable {
 
     /// Packets differ in size or in frame count, so a `pakt` chunk describes them.
     public var hasVariablePackets: Bool { bytesPerPacket == 0 || framesPerPacket == 0 }
+
+    /// Compares the sample rate bit for bit, so a description read from a file with a NaN rate
+    /// still equals itself (and so does the report holding it).
+    public static func == (lhs: CAFAudioDescription, rhs: CAFAudioDescription) -> Bool {
+        lhs.sampleRate.bitPattern == rhs.sampleRate.bitPattern && lhs.formatID == rhs.formatID
+            && lhs.formatFlags == rhs.formatFlags && lhs.bytesPerPacket == rhs.bytesPerPacket
+            && lhs.framesPerPacket == rhs.framesPerPacket && lhs.channelsPerFrame == rhs.channelsPerFrame
+            && lhs.bitsPerChannel == rhs.bitsPerChannel
+    }
 }
 
 /// The `data` chunk.
