@@ -104,13 +104,33 @@ public final class ManualClock: Clock, Sendable {
 }
 
 extension ManualClock {
-    /// Yields until at least `count` tasks sleep on this clock (or gives up after many turns, and
-    /// the test's own expectations then fail). For tests that must not advance time before the
-    /// code under test has scheduled its wake-up.
-    public func waitForSleepers(_ count: Int = 1) async {
-        for _ in 0..<100_000 {
-            if sleeperCount >= count { return }
-            await Task.yield()
-        }
+    /// Waits until at least `count` tasks sleep on this clock, or `done()` holds. For tests that
+    /// must not move time before the code under test has scheduled its wake-up.
+    ///
+    /// It waits as long as it takes: on a loaded machine the code under test may need many turns,
+    /// and giving up early would let a test move time past a sleeper that registers later.
+    public func waitForSleepers(_ count: Int = 1, orUntil done: @Sendable () -> Bool = { false }) async {
+        await waitUntil { self.sleeperCount >= count || done() }
+    }
+
+    /// Waits for the next sleeper (or `done()`), then moves time to the earliest deadline. Returns
+    /// that deadline, or `nil` when `done()` held first.
+    @discardableResult
+    public func step(orUntil done: @Sendable () -> Bool = { false }) async -> Instant? {
+        await waitForSleepers(orUntil: done)
+        guard !done(), let next = earliestSleeperDeadline else { return nil }
+        await advance(to: next)
+        return next
+    }
+}
+
+/// Waits until `condition` holds, giving other tasks and threads the chance to run in between.
+/// A condition that never holds hangs the test, which the test runner reports; it never turns
+/// into a silent pass.
+public func waitUntil(_ condition: @Sendable () -> Bool) async {
+    while !condition() {
+        await Task.yield()
+        // A real (tiny) pause: the code under test may run on other threads.
+        try? await Task.sleep(for: .microseconds(200))
     }
 }

@@ -17,6 +17,8 @@ final class RecordingObserver: SessionObserver {
         records.withLock { $0.filter { $0.event == .phase }.map { ($0.phase!, $0.t) } }
     }
     var kinds: [SessionRecord.Kind] { records.withLock { $0.map(\.event) } }
+    var lastPhase: Phase? { records.withLock { $0.last { $0.event == .phase }?.phase } }
+    var ended: Bool { records.withLock { $0.contains { $0.event == .end } } }
 }
 
 /// An alarm output that remembers when it was started and stopped, in clock time.
@@ -55,15 +57,10 @@ struct SessionDriverTests {
         let (inputs, _) = AsyncStream.makeStream(of: SessionEvent.self)
         let run = Task { await driver.run(startingWith: .start, inputs: inputs) }
 
-        await clock.waitForSleepers()
-        #expect(clock.earliestSleeperDeadline == .init(offset: .seconds(2)), "the driver sleeps until the release deadline, no ticks")
-        await clock.advance(by: .seconds(2))
-        await clock.waitForSleepers()
-        #expect(clock.earliestSleeperDeadline == .init(offset: .seconds(7)))
-        await clock.advance(by: .seconds(5))
-        await clock.waitForSleepers()
-        #expect(clock.earliestSleeperDeadline == .init(offset: .seconds(10)))
-        await clock.advance(by: .seconds(3))
+        // The driver sleeps until each deadline in turn, with no ticks in between.
+        #expect(await clock.step() == .init(offset: .seconds(2)))
+        #expect(await clock.step() == .init(offset: .seconds(7)))
+        #expect(await clock.step() == .init(offset: .seconds(10)))
 
         #expect(await run.value == .ringLimitReached)
         #expect(observer.phases.map(\.0) == [.releasing, .napping, .ringing, .finished])
@@ -85,16 +82,13 @@ struct SessionDriverTests {
         let (inputs, feed) = AsyncStream.makeStream(of: SessionEvent.self)
         let run = Task { await driver.run(startingWith: .start, inputs: inputs) }
 
-        await clock.waitForSleepers()
-        await clock.advance(by: .seconds(7))
-        #expect(observer.phases.last?.0 == .ringing)
+        await clock.step()
+        await clock.step()
+        await waitUntil { observer.lastPhase == .ringing }
         feed.yield(.snooze(nil))
-        await clock.settle()
-        await clock.waitForSleepers()
-        #expect(observer.phases.last?.0 == .snoozed)
-        #expect(clock.earliestSleeperDeadline == .init(offset: .seconds(67)))
-        await clock.advance(by: .seconds(60))
-        #expect(observer.phases.last?.0 == .ringing)
+        await waitUntil { observer.lastPhase == .snoozed }
+        #expect(await clock.step() == .init(offset: .seconds(67)))
+        await waitUntil { observer.lastPhase == .ringing }
         feed.yield(.dismiss)
         #expect(await run.value == .dismissed)
         #expect(alarm.events.withLock { $0.map(\.0) } == ["start nap", "stop", "start nap", "stop"])
@@ -105,8 +99,9 @@ struct SessionDriverTests {
         let (driver, alarm) = makeDriver(Preset.quickTest.timers)
         let (inputs, _) = AsyncStream.makeStream(of: SessionEvent.self)
         let run = Task { await driver.run(startingWith: .start, inputs: inputs) }
-        await clock.waitForSleepers()
-        await clock.advance(by: .seconds(7))
+        await clock.step()
+        await clock.step()
+        await waitUntil { observer.lastPhase == .ringing }
         run.cancel()
         #expect(await run.value == .cancelled)
         #expect(observer.kinds.suffix(3) == [.alarmStopped, .phase, .end])
@@ -118,8 +113,7 @@ struct SessionDriverTests {
         let (driver, _) = makeDriver(timers)
         let (inputs, _) = AsyncStream.makeStream(of: SessionEvent.self)
         let run = Task { await driver.run(startingWith: .start, inputs: inputs) }
-        await clock.waitForSleepers()
-        await clock.advance(by: .seconds(61))
+        while await clock.step(orUntil: { observer.ended }) != nil {}
         #expect(await run.value == .ringLimitReached)
         let warnings = observer.records.withLock { $0.filter { $0.event == .warning } }
         #expect(warnings.count == 1)
@@ -135,12 +129,7 @@ struct SessionDriverTests {
         let (inputs, _) = AsyncStream.makeStream(of: SessionEvent.self)
         let run = Task { await driver.run(startingWith: .start, inputs: inputs) }
         var wakeUps = 0
-        while clock.sleeperCount > 0 || wakeUps == 0 {
-            await clock.waitForSleepers()
-            guard let next = clock.earliestSleeperDeadline else { break }
-            await clock.advance(to: next)
-            wakeUps += 1
-        }
+        while await clock.step(orUntil: { observer.ended }) != nil { wakeUps += 1 }
         #expect(await run.value == .ringLimitReached)
         // 3 s release + 65 s nap + 1 s ring: one wake-up per displayed second, plus the immediate
         // step from a whole second to the one below at each phase start.
@@ -159,12 +148,7 @@ struct SessionDriverTests {
         let (inputs, _) = AsyncStream.makeStream(of: SessionEvent.self)
         let run = Task { await driver.run(startingWith: .start, inputs: inputs) }
         var wakeUps: [Duration] = []
-        while true {
-            await clock.waitForSleepers()
-            guard let next = clock.earliestSleeperDeadline else { break }
-            wakeUps.append(next.offset)
-            await clock.advance(to: next)
-        }
+        while let next = await clock.step(orUntil: { observer.ended }) { wakeUps.append(next.offset) }
         #expect(await run.value == .ringLimitReached)
         #expect(wakeUps == [.seconds(30), .seconds(1230), .seconds(1290)])
     }
