@@ -33,6 +33,11 @@ let package = Package(
             pkgConfig: "alsa",
             providers: [.apt(["libasound2-dev"])]
         ),
+        .systemLibrary(
+            name: "CSampleRate",
+            pkgConfig: "samplerate",
+            providers: [.apt(["libsamplerate0-dev"])]
+        ),
 
         // MARK: Pure core: no C, no I/O
         .target(
@@ -48,7 +53,7 @@ let package = Package(
         .target(
             name: "SnoozeFuseAudio",
             dependencies: [
-                "SnoozeFuseCore", "SnoozeFuseCAF", "CSndFile", "CALSA",
+                "SnoozeFuseCore", "SnoozeFuseCAF", "CSndFile", "CALSA", "CSampleRate",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
@@ -56,7 +61,7 @@ let package = Package(
         .target(
             name: "SnoozeFuseRuntime",
             dependencies: [
-                "SnoozeFuseCore",
+                "SnoozeFuseCore", "SnoozeFuseAudio",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
@@ -66,7 +71,7 @@ let package = Package(
         .executableTarget(
             name: "snoozefuse",
             dependencies: [
-                "SnoozeFuseCore", "SnoozeFuseRuntime",
+                "SnoozeFuseCore", "SnoozeFuseRuntime", "SnoozeFuseAudio",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -89,7 +94,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SnoozeFuseRuntimeTests",
-            dependencies: ["SnoozeFuseRuntime", "SnoozeFuseCore", "SnoozeFuseTestSupport"],
+            dependencies: ["SnoozeFuseRuntime", "SnoozeFuseCore", "SnoozeFuseAudio", "SnoozeFuseTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
