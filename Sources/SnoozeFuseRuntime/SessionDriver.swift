@@ -104,7 +104,7 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
                 var alarmRecord = record(.alarm, at: written, origin: origin)
                 alarmRecord.reason = reason
                 alarmRecord.output = report.output
-                alarmRecord.latenessMs = milliseconds(due.duration(to: written))
+                alarmRecord.latenessMs = milliseconds(report.lateness ?? due.duration(to: written))
                 alarmRecords.append(alarmRecord)
             case .alarmSilenced:
                 await alarm.stop()
