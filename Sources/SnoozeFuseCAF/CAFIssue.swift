@@ -34,7 +34,6 @@ public enum CAFIssueCode: String, Sendable, Equatable, CaseIterable {
     case nonZeroFileFlags
 
     // Chunk walk.
-    case truncatedChunkHeader
     case negativeChunkSize
     case chunkPastEndOfFile
     case readFailed
@@ -67,7 +66,6 @@ public enum CAFIssueCode: String, Sendable, Equatable, CaseIterable {
     case packetTableBadEntry
     case packetTableByteCountMismatch
     case packetTableFrameCountMismatch
-    case packetTableTrailingBytes
 
     // `kuki`, `chan`, `info`.
     case magicCookieUnreadable
