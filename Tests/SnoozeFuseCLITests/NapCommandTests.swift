@@ -1,0 +1,121 @@
+import Foundation
+import Testing
+import SnoozeFuseTestSupport
+
+let snoozefuse = BuiltProducts.executable("snoozefuse")
+
+/// A decoded `--events jsonl` line.
+struct EventLine: Decodable {
+    var event: String
+    var phase: String?
+    var t: Double
+    var wall: String
+    var outcome: String?
+    var reason: String?
+    var lateness_ms: Double?
+}
+
+@Suite("snoozefuse nap (the built binary)")
+struct NapCommandTests {
+    @Test func quickTestNapRunsOnTimeAndExitsZero() async throws {
+        let result = try await runProcess(snoozefuse, ["nap", "--preset", "quick-test", "--no-hold", "--ring-limit", "3s", "--events", "jsonl"])
+        #expect(result.status == 0, "stderr: \(result.standardError)")
+        let events = try result.outputLines.map { try JSONDecoder().decode(EventLine.self, from: Data($0.utf8)) }
+        let phases = events.filter { $0.event == "phase" }
+        #expect(phases.map(\.phase) == ["releasing", "napping", "ringing", "finished"])
+        // Real time: 100 ms of tolerance (the exact logic is covered on the manual clock).
+        for (phase, expected) in zip(phases, [0.0, 2.0, 7.0, 10.0]) {
+            #expect(abs(phase.t - expected) <= 0.1, "\(phase.phase ?? "?") at t=\(phase.t), expected \(expected)")
+        }
+        let alarm = try #require(events.first { $0.event == "alarm" })
+        #expect(alarm.reason == "nap")
+        #expect(alarm.lateness_ms != nil)
+        let end = try #require(events.last)
+        #expect(end.event == "end")
+        #expect(end.outcome == "ring_limit")
+        #expect(abs(end.t - 10) <= 0.1)
+        // Every line carries an ISO 8601 wall time.
+        let wallFormat = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+        for event in events { #expect((try? wallFormat.parse(event.wall)) != nil, "wall \(event.wall)") }
+        // Data on stdout, messages on stderr.
+        #expect(result.standardError.contains("ALARM"))
+        #expect(!result.standardOutput.contains("ALARM"))
+    }
+
+    @Test func maxShorterThanReleasePlusNapIsSaidOnceAndTheAlarmRingsAtMax() async throws {
+        let result = try await runProcess(snoozefuse, ["nap", "--no-hold", "--release", "1", "--nap", "10", "--max", "2", "--ring-limit", "1", "--events", "jsonl", "--quiet"])
+        #expect(result.status == 0, "stderr: \(result.standardError)")
+        #expect(result.standardError.components(separatedBy: "max 2s is shorter than release + nap (11s)").count == 2)
+        let events = try result.outputLines.map { try JSONDecoder().decode(EventLine.self, from: Data($0.utf8)) }
+        let alarm = try #require(events.first { $0.event == "alarm" })
+        #expect(alarm.reason == "max")
+        #expect(abs(alarm.t - 2) <= 0.1)
+    }
+
+    @Test func sigintCancelsWithExit130() async throws {
+        let process = Process()
+        process.executableURL = snoozefuse
+        process.arguments = ["nap", "--no-hold", "--events", "jsonl", "--quiet"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        // Wait for the first event: the session has started and its signal handling is in place.
+        let firstLine = output.fileHandleForReading.availableLine()
+        #expect(firstLine?.contains("\"releasing\"") == true)
+        process.interrupt()
+        let rest = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 130)
+        #expect(rest.contains("\"outcome\":\"cancelled\""))
+    }
+
+    @Test("bad durations exit 64 naming the flag and the accepted forms", arguments: [
+        ["--release", "soon"], ["--nap=-5m"], ["--max", "99h"], ["--ring-limit", "1.5m"], ["--nap", ""],
+    ])
+    func badDurations(arguments: [String]) async throws {
+        let result = try await runProcess(snoozefuse, ["nap", "--no-hold"] + arguments)
+        #expect(result.status == 64)
+        let flag = String(arguments[0].prefix { $0 != "=" })
+        #expect(result.standardError.contains(flag), "names the flag: \(result.standardError)")
+        #expect(result.standardError.contains("90s, 20m, 1h30m, 1h 30m, 25:00"), "shows the accepted forms: \(result.standardError)")
+        #expect(result.standardOutput.isEmpty)
+    }
+
+    @Test("bad flags and values exit 64 with a message", arguments: [
+        (["--bogus"], "--bogus"),
+        (["--preset", "nope"], "unknown preset \"nope\" for --preset"),
+        (["--events", "xml"], "--events"),
+        (["--max", "0"], "max must be longer than zero"),
+    ])
+    func badFlags(arguments: [String], message: String) async throws {
+        let result = try await runProcess(snoozefuse, ["nap", "--no-hold"] + arguments)
+        #expect(result.status == 64)
+        #expect(result.standardError.contains(message), "\(result.standardError)")
+    }
+
+    @Test func versionAndHelp() async throws {
+        let version = try await runProcess(snoozefuse, ["--version"])
+        #expect(version.status == 0)
+        #expect(version.standardOutput.hasPrefix("snoozefuse "))
+        let help = try await runProcess(snoozefuse, ["nap", "--help"])
+        #expect(help.status == 0)
+        for text in ["--release", "--no-hold", "--events", "Examples:", "quick-test"] {
+            #expect(help.standardOutput.contains(text), "help mentions \(text)")
+        }
+    }
+}
+
+extension FileHandle {
+    /// Reads byte by byte up to and including the next newline; `nil` at end of file.
+    func availableLine() -> String? {
+        var bytes: [UInt8] = []
+        while true {
+            let chunk = readData(ofLength: 1)
+            guard let byte = chunk.first else { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
+            if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
+            bytes.append(byte)
+        }
+    }
+}
