@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Builds one libFuzzer target (with AddressSanitizer) from a pure-Swift module's sources plus an
+# entry file, and runs it on its committed seeds.
+#
+# Usage: Fuzz/fuzz.sh TARGET [RUNS] [extra libFuzzer flags...]
+#   TARGET  durations  (SnoozeFuseCore: the duration parser)
+#   RUNS    executions (default 1000000)
+# Generated files (binary, grown corpus, crash artifacts) go to Fuzz/out/TARGET/, which git ignores.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+target="${1:?usage: Fuzz/fuzz.sh TARGET [RUNS] [libFuzzer flags...]}"
+runs="${2:-1000000}"
+shift $(( $# < 2 ? $# : 2 ))
+case "$target" in
+    durations) module=SnoozeFuseCore entry=Fuzz/Durations/FuzzDurations.swift seeds=Fuzz/Durations/seeds max_len=64 ;;
+    *) echo "fuzz.sh: unknown target '$target' (known: durations)" >&2; exit 64 ;;
+esac
+
+out="Fuzz/out/$target"
+mkdir -p "$out/corpus"
+swiftc -sanitize=fuzzer,address -parse-as-library -O -g \
+    -module-name "$module" \
+    -enable-upcoming-feature ExistentialAny -enable-upcoming-feature InternalImportsByDefault \
+    -require-explicit-sendable \
+    "Sources/$module"/*.swift "$entry" \
+    -use-ld=lld -o "$out/fuzz-$target"
+
+# Let libFuzzer and AddressSanitizer report crashes; the Swift runtime's backtracer would wait.
+export SWIFT_BACKTRACE=enable=no
+exec "$out/fuzz-$target" -runs="$runs" -max_len="$max_len" -print_final_stats=1 \
+    -artifact_prefix="$out/" "$@" "$out/corpus" "$seeds"

@@ -1,0 +1,39 @@
+# snoozefuse: one command to try it, one to test it.
+#   make demo   install what is missing, build, and take a nap with the built-in defaults
+#   make test   install what is missing, build with warnings as failures, run every test
+SWIFT ?= swift
+CONFIG ?= release
+
+.PHONY: deps build demo test check-warnings fuzz fuzz-durations bench-wakeups clean
+
+deps:
+	@./Scripts/install-deps.sh
+
+build: deps
+	$(SWIFT) build -c $(CONFIG) --product snoozefuse
+
+demo: build
+	.build/$(CONFIG)/snoozefuse nap --no-hold
+
+# A clean build must print no warning from the project's own code.
+check-warnings: deps
+	@$(SWIFT) build --build-tests 2>&1 | tee .build-warnings.log | grep -E "error:|Compiling|Build" | tail -3
+	@if grep -E "/(Sources|Tests|Plugins|Examples)/.*warning:" .build-warnings.log; then \
+		echo "make: the build has warnings (above)" >&2; rm -f .build-warnings.log; exit 1; fi
+	@rm -f .build-warnings.log
+
+test: check-warnings
+	$(SWIFT) test
+	./Fuzz/fuzz.sh durations 100000
+
+fuzz: fuzz-durations
+	./Fuzz/fuzz-caf.sh 1000000
+
+fuzz-durations: deps
+	./Fuzz/fuzz.sh durations 1000000
+
+bench-wakeups: build
+	./Scripts/bench-wakeups.sh 30
+
+clean:
+	rm -rf .build Fuzz/out
