@@ -1,0 +1,90 @@
+/// What to play and how: the sound, its gain and the PCM configuration to ask for.
+public struct AlarmPlaybackSettings: Sendable, Hashable {
+    public var sound: AlarmSound
+    public var gain: AlarmGain
+    public var configuration: PCMConfiguration
+    /// Play this long and end (the queued frames play out); `nil` loops until stopped.
+    public var duration: Duration?
+
+    public init(sound: AlarmSound = .builtInTone, gain: AlarmGain = AlarmGain(percent: 80, fadeIn: .seconds(10)),
+                configuration: PCMConfiguration = PCMConfiguration(), duration: Duration? = nil) {
+        self.sound = sound
+        self.gain = gain
+        self.configuration = configuration
+        self.duration = duration
+    }
+}
+
+/// One alarm playing (or armed to play) on one ALSA device, on its own audio thread.
+public final class AlarmPlayback: Sendable {
+    /// The PCM name.
+    public let device: String
+    /// What the device negotiated.
+    public let format: PCMStreamFormat
+    /// The audio thread.
+    public let thread: PCMPlaybackThread
+    /// How far it has rendered (to resume elsewhere after a device loss).
+    public let progress: AlarmPlaybackProgress
+    /// Present when the first write waits for a due instant.
+    public let gate: AlarmStartGate?
+
+    init(device: String, format: PCMStreamFormat, thread: PCMPlaybackThread, progress: AlarmPlaybackProgress,
+         gate: AlarmStartGate?) {
+        self.device = device
+        self.format = format
+        self.thread = thread
+        self.progress = progress
+        self.gate = gate
+    }
+
+    /// Stops at once (cancelling a pending start) and waits until the device is closed.
+    @discardableResult
+    public func stop() async -> PCMPlaybackThread.Outcome {
+        gate?.cancel()
+        return await thread.stop()
+    }
+}
+
+/// Starts alarms: opens the device, builds the render chain (`AlarmRenderer`) and starts the audio
+/// thread.
+public enum AlarmPlayer {
+    /// Opens `device`, opens the sound, and starts the audio thread.
+    ///
+    /// - Parameters:
+    ///   - due: when given, the first buffer is rendered at once and written at exactly this instant
+    ///     (see `AlarmStartGate`); otherwise as soon as it is rendered.
+    ///   - position: resume this far into the alarm (source position and fade).
+    ///   - onEvent: the audio thread's events (called on that thread: be quick, do not block).
+    public static func start(
+        device: String, settings: AlarmPlaybackSettings, due: ContinuousClock.Instant? = nil,
+        from position: Duration = .zero,
+        onEvent: @escaping @Sendable (PCMPlaybackThread.Event) -> Void = { _ in }
+    ) throws(AlarmPlayerError) -> AlarmPlayback {
+        let output: PCMOutput
+        do {
+            output = try PCMOutput(device: device, configuration: settings.configuration)
+        } catch {
+            throw .device(error)
+        }
+        let format = output.format
+        let source: any AlarmSoundSource
+        do {
+            source = try settings.sound.makeSource(deviceRate: format.sampleRate)
+        } catch {
+            output.close()
+            throw .sound(error)
+        }
+        let progress = AlarmPlaybackProgress()
+        let gate = due.map(AlarmStartGate.init(due:))
+        let renderer = try AlarmRenderer(source: source, format: format, gain: settings.gain,
+                                         startingAt: position, gate: gate, progress: progress,
+                                         duration: settings.duration)
+        let thread = PCMPlaybackThread(output: output, source: renderer, onEvent: onEvent)
+        do {
+            try thread.start()
+        } catch {
+            throw .device(error)
+        }
+        return AlarmPlayback(device: device, format: format, thread: thread, progress: progress, gate: gate)
+    }
+}

@@ -1,0 +1,358 @@
+import CSampleRate
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Volume and fade-in of an alarm.
+///
+/// The gain applied to every sample `t` seconds into the alarm is
+///
+///     g(t) = volume · sin(π/2 · min(t / fadeIn, 1))
+///
+/// an equal-power (quarter-sine) fade: it starts at exactly 0 (no click), reaches `volume` at
+/// `t = fadeIn` and stays there. Power follows sin², so loudness rises quickly at first and eases
+/// into the target. `volume` is a linear amplitude factor: 0.5 halves every sample (−6 dB), so a
+/// full-scale sine played at volume 0.5 has an RMS of 0.5 · 1/√2. With `fadeIn` of zero, g(t) = volume.
+public struct AlarmGain: Sendable, Hashable {
+    /// Linear amplitude factor in 0…1.
+    public var volume: Double
+    /// How long the fade-in takes.
+    public var fadeIn: Duration
+
+    public init(volume: Double, fadeIn: Duration) {
+        self.volume = min(max(volume, 0), 1)
+        self.fadeIn = max(fadeIn, .zero)
+    }
+
+    /// Makes the gain from a percentage (0–100).
+    public init(percent: Int, fadeIn: Duration) {
+        self.init(volume: Double(percent) / 100, fadeIn: fadeIn)
+    }
+
+    /// g(t), the gain `seconds` into the alarm.
+    @inline(__always)
+    public func gain(atSeconds seconds: Double) -> Double {
+        let fade = fadeIn.secondsDouble
+        guard fade > 0 else { return volume }
+        let progress = min(max(seconds / fade, 0), 1)
+        return volume * sin(Double.pi / 2 * progress)
+    }
+}
+
+extension Duration {
+    var secondsDouble: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}
+
+/// How far an alarm has played, readable from any thread while the audio thread renders.
+public final class AlarmPlaybackProgress: Sendable {
+    private let renderedNanoseconds = Atomic<Int64>(0)
+
+    public init() {}
+
+    /// Time into the alarm of the last frame rendered (written to the device or about to be).
+    public var rendered: Duration { .nanoseconds(renderedNanoseconds.load(ordering: .relaxed)) }
+
+    func store(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        renderedNanoseconds.store(seconds * 1_000_000_000 + attoseconds / 1_000_000_000, ordering: .relaxed)
+    }
+}
+
+/// Holds the alarm's first write back until its due instant.
+///
+/// The audio thread renders the first buffer (opening, decoding and resampling are done by then),
+/// then sleeps with `clock_nanosleep(CLOCK_BOOTTIME, TIMER_ABSTIME)` until `due` (Swift's
+/// `ContinuousClock` is CLOCK_BOOTTIME on Linux, so the instant keeps counting through suspend) and
+/// writes at once. The sleep is taken in slices of at most 50 ms so `cancel()` is noticed; the last
+/// slice ends exactly at `due`.
+public final class AlarmStartGate: Sendable {
+    /// When the first frame should be written.
+    public let due: ContinuousClock.Instant
+    private let cancelled = Atomic<Bool>(false)
+
+    public init(due: ContinuousClock.Instant) {
+        self.due = due
+    }
+
+    /// Makes `wait()` return `false` soon (within 50 ms).
+    public func cancel() {
+        cancelled.store(true, ordering: .releasing)
+    }
+
+    public var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
+
+    /// Sleeps until `due`; returns `false` if cancelled first.
+    public func wait() -> Bool {
+        let remaining = ContinuousClock.now.duration(to: due)
+        var now = timespec()
+        clock_gettime(CLOCK_BOOTTIME, &now)
+        guard remaining > .zero else { return !isCancelled }
+        let (seconds, attoseconds) = remaining.components
+        let target = Self.add(now, seconds: seconds, nanoseconds: attoseconds / 1_000_000_000)
+        while !isCancelled {
+            clock_gettime(CLOCK_BOOTTIME, &now)
+            if !Self.isBefore(now, target) { return true }
+            let sliceEnd = Self.add(now, seconds: 0, nanoseconds: 50_000_000)
+            var wake = Self.isBefore(sliceEnd, target) ? sliceEnd : target
+            _ = clock_nanosleep(CLOCK_BOOTTIME, TIMER_ABSTIME, &wake, nil) // EINTR: loop and go on
+        }
+        return false
+    }
+
+    private static func add(_ time: timespec, seconds: Int64, nanoseconds: Int64) -> timespec {
+        var result = time
+        result.tv_sec += Int(seconds)
+        result.tv_nsec += Int(nanoseconds)
+        while result.tv_nsec >= 1_000_000_000 {
+            result.tv_nsec -= 1_000_000_000
+            result.tv_sec += 1
+        }
+        return result
+    }
+
+    private static func isBefore(_ lhs: timespec, _ rhs: timespec) -> Bool {
+        lhs.tv_sec < rhs.tv_sec || (lhs.tv_sec == rhs.tv_sec && lhs.tv_nsec < rhs.tv_nsec)
+    }
+}
+
+/// The alarm's render chain, run by `PCMPlaybackThread`:
+/// source → channel conversion (mono ↔ stereo, or any count) → resampling with libsamplerate (only
+/// when the source's rate differs from the device's) → gain (`AlarmGain`) → the device.
+///
+/// Every buffer is allocated in `init`; `render` neither allocates nor locks. If the file source fails
+/// mid-alarm (a decoding error), the chain switches to the built-in tone at the device's rate, so
+/// the alarm never goes silent; `switchedToBuiltInTone` then tells why.
+public final class AlarmRenderer: PCMRenderSource {
+    /// Source frames decoded per step.
+    private static let chunkFrames = 1024
+
+    private var source: any AlarmSoundSource
+    private var fallbackTone: AlarmToneSource
+    private var usingFallbackTone = false
+    public private(set) var switchedToBuiltInTone: SoundFileError?
+
+    private let format: PCMStreamFormat
+    private let gain: AlarmGain
+    private let progress: AlarmPlaybackProgress?
+    private var gate: AlarmStartGate?
+
+    /// Source frames in the source's channel layout.
+    private let sourceBuffer: UnsafeMutableBufferPointer<Float>
+    /// Source frames converted to the device's channel count (the resampler's input).
+    private let convertedBuffer: UnsafeMutableBufferPointer<Float>
+    private var pendingOffset = 0
+    private var pendingFrames = 0
+    private var resampler: OpaquePointer?
+    private var ratio: Double = 1
+
+    /// Output frames rendered so far, counted from the start of the alarm (including `startingAt`).
+    private var renderedFrames: Int64
+    /// Where the stream ends (`duration` past the start), if it ends.
+    private let endFrame: Int64?
+
+    /// - Parameters:
+    ///   - source: what to play; it is handed over to the audio thread.
+    ///   - format: what the device negotiated.
+    ///   - startingAt: resume this far into the alarm (source position and fade), e.g. after a reconnect.
+    ///   - gate: when given, the first buffer is rendered and then held until the gate's due instant.
+    ///   - progress: updated after every buffer.
+    ///   - duration: end the stream (drained, so it plays out) after this much of the alarm, counted
+    ///     from its start; `nil` loops until stopped.
+    /// - Throws: `AlarmPlayerError.resampler` when libsamplerate refuses the conversion.
+    public init(source: sending any AlarmSoundSource, format: PCMStreamFormat, gain: AlarmGain,
+                startingAt: Duration = .zero, gate: AlarmStartGate? = nil,
+                progress: AlarmPlaybackProgress? = nil, duration: Duration? = nil) throws(AlarmPlayerError) {
+        var source = source
+        self.format = format
+        self.gain = gain
+        self.progress = progress
+        self.gate = gate
+        fallbackTone = AlarmToneSource(sampleRate: format.sampleRate)
+        renderedFrames = framesFor(startingAt, rate: format.sampleRate)
+        endFrame = duration.map { framesFor($0, rate: format.sampleRate) }
+        if startingAt > .zero {
+            source.seek(to: startingAt)
+            fallbackTone.seek(to: startingAt)
+        }
+        let sourceChannels = max(source.channels, 1)
+        let deviceChannels = max(format.channels, 1)
+        sourceBuffer = .allocate(capacity: Self.chunkFrames * max(sourceChannels, deviceChannels))
+        sourceBuffer.initialize(repeating: 0)
+        convertedBuffer = .allocate(capacity: Self.chunkFrames * deviceChannels)
+        convertedBuffer.initialize(repeating: 0)
+        if source.sampleRate != format.sampleRate {
+            var error: Int32 = 0
+            let state = src_new(Int32(SRC_SINC_MEDIUM_QUALITY), Int32(deviceChannels), &error)
+            guard let state else {
+                sourceBuffer.deallocate()
+                convertedBuffer.deallocate()
+                let reason = src_strerror(error).map { String(cString: $0) } ?? "error \(error)"
+                throw .resampler("libsamplerate cannot convert \(source.sampleRate) Hz to \(format.sampleRate) Hz: \(reason)")
+            }
+            resampler = state
+            ratio = Double(format.sampleRate) / Double(source.sampleRate)
+        }
+        self.source = source
+    }
+
+    deinit {
+        if let resampler { src_delete(resampler) }
+        sourceBuffer.deallocate()
+        convertedBuffer.deallocate()
+    }
+
+    public func render(into buffer: UnsafeMutableBufferPointer<Float>, format: PCMStreamFormat) -> Int {
+        let channels = max(self.format.channels, 1)
+        var frames = buffer.count / channels
+        if let endFrame { frames = Int(min(Int64(frames), max(endFrame - renderedFrames, 0))) }
+        guard frames > 0 else { return 0 }
+        let buffer = UnsafeMutableBufferPointer(rebasing: buffer[0 ..< frames * channels])
+        if resampler != nil && !usingFallbackTone {
+            fillResampled(buffer, frames: frames, channels: channels)
+        } else {
+            fillDirect(buffer, frames: frames, channels: channels)
+        }
+        applyGain(buffer, frames: frames, channels: channels)
+        progress?.store(self.format.duration(ofFrames: Int(renderedFrames)))
+        if let gate {
+            self.gate = nil
+            // The first buffer is ready; hold it until the due instant. Cancelled: end without writing.
+            if !gate.wait() { return 0 }
+        }
+        return frames
+    }
+
+    // MARK: - Stages
+
+    /// Source → channel conversion straight into the output (rates match).
+    private func fillDirect(_ buffer: UnsafeMutableBufferPointer<Float>, frames: Int, channels: Int) {
+        var done = 0
+        while done < frames {
+            let count = min(Self.chunkFrames, frames - done)
+            let got = readSource(frames: count)
+            convertChannels(frames: got, into: buffer.baseAddress! + done * channels, channels: channels)
+            done += got
+        }
+    }
+
+    /// Source → channel conversion → libsamplerate (streaming, `src_process`) into the output.
+    private func fillResampled(_ buffer: UnsafeMutableBufferPointer<Float>, frames: Int, channels: Int) {
+        var done = 0
+        while done < frames {
+            if pendingFrames == 0 {
+                let got = readSource(frames: Self.chunkFrames)
+                if usingFallbackTone {
+                    // The file failed: the tone is at the device's rate, no resampling.
+                    let rest = UnsafeMutableBufferPointer(rebasing: buffer[(done * channels)...])
+                    fillDirect(rest, frames: frames - done, channels: channels)
+                    return
+                }
+                convertChannels(frames: got, into: convertedBuffer.baseAddress!, channels: channels)
+                pendingOffset = 0
+                pendingFrames = got
+            }
+            var data = SRC_DATA(
+                data_in: UnsafePointer(convertedBuffer.baseAddress! + pendingOffset * channels),
+                data_out: buffer.baseAddress! + done * channels,
+                input_frames: pendingFrames, output_frames: frames - done,
+                input_frames_used: 0, output_frames_gen: 0, end_of_input: 0, src_ratio: ratio)
+            let status = src_process(resampler, &data)
+            if status != 0 {
+                // Cannot happen with a valid state and ratio; never go silent if it does.
+                usingFallbackTone = true
+                switchedToBuiltInTone = SoundFileError(
+                    operation: .read, path: "libsamplerate", code: .noError,
+                    message: String(cString: src_strerror(status)))
+                continue
+            }
+            pendingOffset += data.input_frames_used
+            pendingFrames -= data.input_frames_used
+            done += data.output_frames_gen
+        }
+    }
+
+    /// Reads `frames` (≤ chunk) source frames into `sourceBuffer`; switches to the tone on failure.
+    private func readSource(frames: Int) -> Int {
+        if !usingFallbackTone {
+            let wanted = UnsafeMutableBufferPointer(rebasing: sourceBuffer[0 ..< frames * source.channels])
+            let got = source.read(into: wanted)
+            if got == frames { return got }
+            usingFallbackTone = true
+            switchedToBuiltInTone = source.failure
+        }
+        let wanted = UnsafeMutableBufferPointer(rebasing: sourceBuffer[0 ..< frames])
+        return fallbackTone.read(into: wanted)
+    }
+
+    /// Maps `frames` frames in `sourceBuffer` to `channels` output channels: equal counts copy;
+    /// mono is copied to every channel; to mono, channels are averaged; otherwise output channel `c`
+    /// takes source channel `c` (or, past the source's channels, the source's channel `c mod n`).
+    private func convertChannels(frames: Int, into output: UnsafeMutablePointer<Float>, channels: Int) {
+        let input = sourceBuffer.baseAddress!
+        let inChannels = usingFallbackTone ? 1 : max(source.channels, 1)
+        if inChannels == channels {
+            output.update(from: input, count: frames * channels)
+        } else if inChannels == 1 {
+            for frame in 0 ..< frames {
+                let value = input[frame]
+                for channel in 0 ..< channels { output[frame * channels + channel] = value }
+            }
+        } else if channels == 1 {
+            let scale = 1 / Float(inChannels)
+            for frame in 0 ..< frames {
+                var sum: Float = 0
+                for channel in 0 ..< inChannels { sum += input[frame * inChannels + channel] }
+                output[frame] = sum * scale
+            }
+        } else {
+            for frame in 0 ..< frames {
+                for channel in 0 ..< channels {
+                    output[frame * channels + channel] = input[frame * inChannels + channel % inChannels]
+                }
+            }
+        }
+    }
+
+    /// Multiplies by g(t) (see `AlarmGain`), frame by frame while fading, then by the constant volume.
+    private func applyGain(_ buffer: UnsafeMutableBufferPointer<Float>, frames: Int, channels: Int) {
+        let rate = Double(max(format.sampleRate, 1))
+        let fadeFrames = Int64(gain.fadeIn.secondsDouble * rate)
+        for frame in 0 ..< frames {
+            let position = renderedFrames + Int64(frame)
+            let factor = position >= fadeFrames
+                ? Float(gain.volume) : Float(gain.gain(atSeconds: Double(position) / rate))
+            for channel in 0 ..< channels {
+                let index = frame * channels + channel
+                buffer[index] = min(max(buffer[index] * factor, -1), 1)
+            }
+        }
+        renderedFrames += Int64(frames)
+    }
+}
+
+@available(*, unavailable)
+extension AlarmRenderer: Sendable {}
+
+/// Why an alarm could not start playing.
+public enum AlarmPlayerError: Error, Sendable, CustomStringConvertible {
+    /// The device failed (to open, or to accept the configuration).
+    case device(ALSAError)
+    /// The sound could not be opened or decoded.
+    case sound(SoundFileError)
+    /// libsamplerate refused the conversion.
+    case resampler(String)
+
+    public var description: String {
+        switch self {
+        case .device(let error): error.description
+        case .sound(let error): error.description
+        case .resampler(let message): message
+        }
+    }
+}

@@ -1,0 +1,226 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Frames for the alarm at the source's own rate and channel count, looping for ever.
+///
+/// A source lives on the audio thread once playback starts: `read` is called there, one call at a
+/// time, and must not allocate, lock or block beyond what decoding the next frames needs.
+public protocol AlarmSoundSource {
+    /// Frames per second of what `read` produces.
+    var sampleRate: Int { get }
+    /// Interleaved channels per frame of what `read` produces.
+    var channels: Int { get }
+    /// Why the last `read` came up short, if it did (the source is unusable from then on).
+    var failure: SoundFileError? { get }
+    /// Fills `buffer` completely with whole frames (looping as needed) and returns how many frames it
+    /// wrote: `buffer.count / channels`, or fewer only when decoding failed (see `failure`).
+    mutating func read(into buffer: UnsafeMutableBufferPointer<Float>) -> Int
+    /// Moves to `position` from the start of the sound, wrapping around its length (for resuming an
+    /// alarm where it was).
+    mutating func seek(to position: Duration)
+}
+
+/// What the alarm plays.
+public enum AlarmSound: Sendable, Hashable, CustomStringConvertible {
+    /// The built-in beep pattern (`AlarmToneSource`): needs no file and no plugin.
+    case builtInTone
+    /// A sound file libsndfile can decode, streamed and looped.
+    case file(path: String)
+
+    public var description: String {
+        switch self {
+        case .builtInTone: "built-in alarm tone"
+        case .file(let path): path
+        }
+    }
+}
+
+/// A sound file streamed from disk and looped seamlessly.
+///
+/// Never loads the file whole: each `read` decodes just what it returns. At the end of the file it
+/// seeks back to frame 0 and keeps filling the same buffer, so the loop seam lies inside one
+/// continuous block of samples (no gap, no fade, no click beyond what the file's own last and first
+/// samples make).
+public final class LoopingSoundFileSource: AlarmSoundSource {
+    private var file: SoundFile
+    public let sampleRate: Int
+    public let channels: Int
+    /// Frames in one pass through the file.
+    public let frames: Int64
+    public private(set) var failure: SoundFileError?
+
+    /// Opens `path` and checks that it holds at least one frame.
+    /// - Throws: `SoundFileError` (see `isMissingInput` / `isBadData`).
+    public init(path: String) throws(SoundFileError) {
+        let file = try SoundFile(readingAtPath: path)
+        let info = file.info
+        guard info.frames > 0, info.channels > 0, info.sampleRate > 0 else {
+            throw SoundFileError(operation: .open, path: path, code: .malformedFile,
+                                 message: "the file holds no audio frames (\(info))")
+        }
+        self.file = file
+        sampleRate = info.sampleRate
+        channels = info.channels
+        frames = info.frames
+    }
+
+    public func read(into buffer: UnsafeMutableBufferPointer<Float>) -> Int {
+        guard failure == nil else { return 0 }
+        let wanted = buffer.count / channels
+        var filled = 0
+        var emptyReadsInARow = 0
+        while filled < wanted {
+            let rest = UnsafeMutableBufferPointer(rebasing: buffer[(filled * channels) ..< (wanted * channels)])
+            let count: Int
+            do {
+                count = try file.read(into: rest)
+            } catch {
+                failure = error
+                return filled
+            }
+            if count > 0 {
+                filled += count
+                emptyReadsInARow = 0
+                continue
+            }
+            // End of file: continue from the start within this same buffer.
+            emptyReadsInARow += 1
+            if emptyReadsInARow > 1 {
+                failure = SoundFileError(operation: .read, path: file.path, code: .malformedFile,
+                                         message: "no frames could be read after rewinding to the start")
+                return filled
+            }
+            do {
+                try file.seek(toFrame: 0)
+            } catch {
+                failure = error
+                return filled
+            }
+        }
+        return filled
+    }
+
+    public func seek(to position: Duration) {
+        let frame = framesFor(position, rate: sampleRate) % frames
+        do {
+            try file.seek(toFrame: frame)
+        } catch {
+            failure = error
+        }
+    }
+}
+
+/// Converts `duration` to a whole number of frames at `rate` (rounded down, never negative).
+func framesFor(_ duration: Duration, rate: Int) -> Int64 {
+    let (seconds, attoseconds) = duration.components
+    guard seconds >= 0 else { return 0 }
+    return seconds * Int64(rate) + Int64((Double(attoseconds) / 1e18) * Double(rate))
+}
+
+/// The built-in alarm: a synthesized beep pattern that needs no file, no decoder and no plugin.
+///
+/// The pattern repeats every second: four beeps of 100 ms, each starting 200 ms after the last
+/// (at 0, 0.2, 0.4 and 0.6 s), then 300 ms of silence. Each beep is a sine at `frequency` Hz with
+/// peak `amplitude`, shaped by 5 ms raised-cosine edges so it starts and stops without a click.
+/// It is synthesized at the device's rate (no resampling) in mono.
+public struct AlarmToneSource: AlarmSoundSource {
+    public let sampleRate: Int
+    public var channels: Int { 1 }
+    public var failure: SoundFileError? { nil }
+    /// Beep pitch in Hz.
+    public let frequency: Double
+    /// Peak amplitude of a beep (full scale is 1).
+    public let amplitude: Float
+
+    private let periodFrames: Int
+    private let beepFrames: Int
+    private let beepSpacingFrames: Int
+    private let edgeFrames: Int
+    private let phaseStep: Double
+    /// Frame index within the current one-second pattern.
+    private var position = 0
+
+    public init(sampleRate: Int, frequency: Double = 880, amplitude: Float = 0.7) {
+        let rate = max(sampleRate, 1)
+        self.sampleRate = rate
+        self.frequency = frequency
+        self.amplitude = amplitude
+        periodFrames = rate
+        beepFrames = rate / 10
+        beepSpacingFrames = rate / 5
+        edgeFrames = max(rate / 200, 1)
+        phaseStep = 2 * Double.pi * frequency / Double(rate)
+    }
+
+    public mutating func read(into buffer: UnsafeMutableBufferPointer<Float>) -> Int {
+        for index in buffer.indices {
+            buffer[index] = sample(at: position)
+            position += 1
+            if position == periodFrames { position = 0 }
+        }
+        return buffer.count
+    }
+
+    public mutating func seek(to position: Duration) {
+        self.position = Int(framesFor(position, rate: sampleRate) % Int64(periodFrames))
+    }
+
+    /// The sample at frame `frame` of the pattern.
+    func sample(at frame: Int) -> Float {
+        let beep = frame / beepSpacingFrames
+        guard beep < 4 else { return 0 }
+        let inBeep = frame - beep * beepSpacingFrames
+        guard inBeep < beepFrames else { return 0 }
+        var envelope: Double = 1
+        let fromEdge = min(inBeep, beepFrames - 1 - inBeep)
+        if fromEdge < edgeFrames {
+            envelope = 0.5 - 0.5 * cos(Double.pi * Double(fromEdge) / Double(edgeFrames))
+        }
+        return amplitude * Float(envelope * sin(phaseStep * Double(inBeep)))
+    }
+}
+
+extension AlarmSound {
+    /// Opens the source for this sound. `deviceRate` is the rate the built-in tone is synthesized at.
+    public func makeSource(deviceRate: Int) throws(SoundFileError) -> any AlarmSoundSource {
+        switch self {
+        case .builtInTone: AlarmToneSource(sampleRate: deviceRate)
+        case .file(let path): try LoopingSoundFileSource(path: path)
+        }
+    }
+
+    /// Checks, before any nap begins, that the sound can be played: the file opens, holds frames,
+    /// and its first second decodes. Returns the file's description (nil for the built-in tone).
+    /// - Throws: `SoundFileError` (`isMissingInput` → exit 66, `isBadData` → exit 65).
+    @discardableResult
+    public func validate() throws(SoundFileError) -> SoundFileInfo? {
+        guard case .file(let path) = self else { return nil }
+        var file = try SoundFile(readingAtPath: path)
+        let info = file.info
+        guard info.frames > 0, info.channels > 0, info.sampleRate > 0 else {
+            throw SoundFileError(operation: .open, path: path, code: .malformedFile,
+                                 message: "the file holds no audio frames (\(info))")
+        }
+        // Decode up to one second, so a header that opens but data that does not decode is caught now.
+        let wanted = Int(min(info.frames, Int64(info.sampleRate)))
+        var samples = [Float](repeating: 0, count: max(wanted, 1) * info.channels)
+        var total = 0
+        while total < wanted {
+            let count = try samples.withUnsafeMutableBufferPointer { buffer throws(SoundFileError) in
+                try file.read(into: UnsafeMutableBufferPointer(rebasing: buffer[(total * info.channels)...]))
+            }
+            if count == 0 { break }
+            total += count
+        }
+        guard total > 0 else {
+            throw SoundFileError(operation: .read, path: path, code: .malformedFile,
+                                 message: "the header promises \(info.frames) frames but none could be decoded")
+        }
+        return info
+    }
+}

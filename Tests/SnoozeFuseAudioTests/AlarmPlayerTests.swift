@@ -1,0 +1,252 @@
+import Foundation
+import SnoozeFuseAudio
+import Testing
+
+/// The alarm chain end to end through ALSA's `file` PCM (it records exactly what is written, with a
+/// `null` slave, so it needs no sound card and runs faster than real time).
+@Suite("Alarm player", .serialized)
+struct AlarmPlayerTests {
+    @Test("a 44.1 kHz 1 kHz sine at 50 % with a 2 s fade-in, resampled to 48 kHz stereo and looped")
+    func sineThroughFilePCM() async throws {
+        let directory = try AlarmPlayerTestSupport.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let sine = directory.appendingPathComponent("sine.wav").path
+        // Full scale (`gain -n`: sox's synth alone peaks at -3 dB). 0.5 s is exactly 500 cycles: a seamless loop, so 3 s of output crosses 5 loop points.
+        try AlarmPlayerTestSupport.run("/usr/bin/sox", ["-n", "-r", "44100", "-c", "1", "-e", "floating-point",
+                                                        "-b", "32", sine, "synth", "0.5", "sine", "1000", "gain", "-n"])
+        let out = directory.appendingPathComponent("out.wav").path
+        let gain = AlarmGain(percent: 50, fadeIn: .seconds(2))
+        let settings = AlarmPlaybackSettings(
+            sound: .file(path: sine), gain: gain,
+            configuration: PCMConfiguration(sampleRate: 48_000, channels: 2), duration: .seconds(3))
+
+        let playback = try AlarmPlayer.start(device: "file:FILE=\(out),FORMAT=wav", settings: settings)
+        #expect(playback.format.sampleRate == 48_000)
+        #expect(playback.format.channels == 2)
+        let outcome = await playback.thread.outcome()
+        #expect(outcome == .finished)
+
+        let recording = try AlarmPlayerTestSupport.readRawWAV(URL(fileURLWithPath: out))
+        #expect(recording.sampleRate == 48_000)
+        #expect(recording.channels == 2)
+        let rate = 48_000
+        // The length is right: exactly 3 s of frames.
+        #expect(recording.frames.count == 3 * rate)
+        // Both channels carry the same (mono) signal.
+        #expect(recording.frames.allSatisfy { $0.0 == $0.1 })
+        let left = recording.frames.map(\.0)
+
+        // Frequency: rising zero crossings over the settled last second.
+        let settled = Array(left[(2 * rate)...])
+        var crossings = 0
+        for index in 1 ..< settled.count where settled[index - 1] < 0 && settled[index] >= 0 {
+            crossings += 1
+        }
+        #expect(abs(crossings - 1000) <= 2, "rising zero crossings in 1 s: \(crossings)")
+        let goertzel1k = AlarmPlayerTestSupport.goertzelPower(settled, frequency: 1000, rate: rate)
+        let goertzel900 = AlarmPlayerTestSupport.goertzelPower(settled, frequency: 900, rate: rate)
+        #expect(goertzel1k > 1000 * goertzel900)
+
+        // RMS envelope in 100 ms windows against the documented curve g(t) = v·sin(π/2·t/F).
+        let window = rate / 10
+        let fullScaleRMS = 1 / 2.0.squareRoot()
+        for start in stride(from: 0, to: left.count - window + 1, by: window) {
+            let measured = AlarmPlayerTestSupport.rms(left[start ..< start + window])
+            var meanSquareGain = 0.0
+            for frame in start ..< start + window {
+                let g = gain.gain(atSeconds: Double(frame) / Double(rate))
+                meanSquareGain += g * g
+            }
+            let expected = fullScaleRMS * (meanSquareGain / Double(window)).squareRoot()
+            #expect(abs(measured - expected) <= 0.01 + 0.02 * expected,
+                    "window at \(Double(start) / Double(rate)) s: RMS \(measured), curve says \(expected)")
+        }
+        // Settles at 50 % of full-scale RMS.
+        let settledRMS = AlarmPlayerTestSupport.rms(settled[...])
+        #expect(abs(settledRMS - 0.5 * fullScaleRMS) <= 0.005 * fullScaleRMS, "settled RMS \(settledRMS)")
+
+        // No discontinuity anywhere (loop points included): a 1 kHz sine of amplitude a changes by at
+        // most a·2π·1000/48000 between samples; the fade only lowers that.
+        let limit = 0.5 * 2 * Double.pi * 1000 / Double(rate) * 1.05
+        var largest = 0.0
+        var largestAt = 0
+        for index in 1 ..< left.count {
+            let step = abs(Double(left[index]) - Double(left[index - 1]))
+            if step > largest { largest = step; largestAt = index }
+        }
+        #expect(largest <= limit, "largest step \(largest) at frame \(largestAt), limit \(limit)")
+    }
+
+    @Test("the built-in tone needs no file: 880 Hz beeps, four per second, at the device's rate")
+    func builtInTone() async throws {
+        let directory = try AlarmPlayerTestSupport.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let out = directory.appendingPathComponent("tone.wav").path
+        let settings = AlarmPlaybackSettings(
+            sound: .builtInTone, gain: AlarmGain(percent: 100, fadeIn: .zero),
+            configuration: PCMConfiguration(sampleRate: 44_100, channels: 1), duration: .seconds(2))
+        let playback = try AlarmPlayer.start(device: "file:FILE=\(out),FORMAT=wav", settings: settings)
+        #expect(await playback.thread.outcome() == .finished)
+        let recording = try AlarmPlayerTestSupport.readRawWAV(URL(fileURLWithPath: out))
+        #expect(recording.channels == 1)
+        #expect(recording.frames.count == 2 * 44_100)
+        let samples = recording.frames.map(\.0)
+        let window = 4_410 // 100 ms
+        // Per 100 ms window: beeps in windows 0, 2, 4, 6 of each second, silence in the rest.
+        for index in 0 ..< samples.count / window {
+            let rms = AlarmPlayerTestSupport.rms(samples[(index * window) ..< ((index + 1) * window)])
+            let inSecond = index % 10
+            if inSecond < 8 && inSecond % 2 == 0 {
+                #expect(rms > 0.4, "window \(index) should beep, RMS \(rms)")
+            } else {
+                #expect(rms == 0, "window \(index) should be silent, RMS \(rms)")
+            }
+        }
+        let beep = Array(samples[0 ..< window])
+        #expect(AlarmPlayerTestSupport.goertzelPower(beep, frequency: 880, rate: 44_100)
+                > 100 * AlarmPlayerTestSupport.goertzelPower(beep, frequency: 1000, rate: 44_100))
+    }
+
+    @Test("a file at the device's rate plays without resampling, stereo mixed down to mono")
+    func stereoToMonoWithoutResampling() async throws {
+        let directory = try AlarmPlayerTestSupport.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let stereo = directory.appendingPathComponent("stereo.wav").path
+        // Left 0.5 DC-free sine, right silent: the mono mix is half of the left channel.
+        try AlarmPlayerTestSupport.run("/usr/bin/sox", ["-n", "-r", "48000", "-c", "2", "-e", "floating-point",
+                                                        "-b", "32", stereo, "synth", "0.25", "sine", "500",
+                                                        "remix", "1", "0"])
+        let out = directory.appendingPathComponent("mono.wav").path
+        let settings = AlarmPlaybackSettings(
+            sound: .file(path: stereo), gain: AlarmGain(percent: 100, fadeIn: .zero),
+            configuration: PCMConfiguration(sampleRate: 48_000, channels: 1), duration: .seconds(1))
+        let playback = try AlarmPlayer.start(device: "file:FILE=\(out),FORMAT=wav", settings: settings)
+        #expect(await playback.thread.outcome() == .finished)
+        let recording = try AlarmPlayerTestSupport.readRawWAV(URL(fileURLWithPath: out))
+        #expect(recording.channels == 1)
+        #expect(recording.frames.count == 48_000)
+        let samples = recording.frames.map(\.0)
+        let rms = AlarmPlayerTestSupport.rms(samples[...])
+        #expect(abs(rms - 0.5 / 2.0.squareRoot()) < 0.005, "mono mix RMS \(rms)")
+        // The loop (every 12 000 frames) is seamless: a 500 Hz sine of amplitude 0.5 steps at most 0.033.
+        let largest = zip(samples, samples.dropFirst()).map { abs($0 - $1) }.max() ?? 0
+        #expect(largest <= 0.5 * 2 * Float.pi * 500 / 48_000 * 1.02)
+    }
+
+    @Test("a start gate holds the first write until its due instant")
+    func gateDelaysFirstWrite() async throws {
+        let due = ContinuousClock.now.advanced(by: .milliseconds(300))
+        let (events, continuation) = AsyncStream.makeStream(of: PCMPlaybackThread.Event.self)
+        let settings = AlarmPlaybackSettings(duration: .milliseconds(500))
+        let playback = try AlarmPlayer.start(device: "null", settings: settings, due: due) { event in
+            continuation.yield(event)
+        }
+        var firstWrite: ContinuousClock.Instant?
+        for await event in events {
+            if case .firstWrite(let at, _) = event { firstWrite = at }
+            if case .ended = event { break }
+        }
+        _ = await playback.thread.outcome()
+        let written = try #require(firstWrite)
+        #expect(written >= due, "first write \(due.duration(to: written)) after the due instant")
+    }
+}
+
+enum AlarmPlayerTestSupport {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static func makeTemporaryDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("snoozefuse-player-tests-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    static func run(_ executable: String, _ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw Failure(description: "\(executable) \(arguments) exited \(process.terminationStatus)")
+        }
+    }
+
+    struct Recording {
+        var sampleRate: Int
+        var channels: Int
+        /// Frames as (first channel, second channel or the first again).
+        var frames: [(Float, Float)]
+    }
+
+    /// Parses a RIFF/WAVE file by its chunks, reading the samples raw: alsa-lib's file PCM writes
+    /// format tag 1 even for 32-bit float data, so 32 bits means float here and 16 bits means S16.
+    static func readRawWAV(_ url: URL) throws -> Recording {
+        let bytes = [UInt8](try Data(contentsOf: url))
+        func u16(_ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 }
+        func u32(_ at: Int) -> Int { u16(at) | u16(at + 2) << 16 }
+        func tag(_ at: Int) -> String { String(decoding: bytes[at ..< at + 4], as: UTF8.self) }
+        guard bytes.count >= 12, tag(0) == "RIFF", tag(8) == "WAVE" else {
+            throw Failure(description: "not a RIFF/WAVE file (\(bytes.count) bytes)")
+        }
+        var offset = 12
+        var channels = 0, rate = 0, bits = 0
+        while offset + 8 <= bytes.count {
+            let id = tag(offset)
+            let size = u32(offset + 4)
+            let body = offset + 8
+            if id == "fmt " {
+                channels = u16(body + 2)
+                rate = u32(body + 4)
+                bits = u16(body + 14)
+            } else if id == "data" {
+                // The file PCM may leave the size unpatched: take what is there.
+                let end = min(bytes.count, size == 0 || size == 0xFFFF_FFFF ? bytes.count : body + size)
+                let width = bits / 8
+                guard channels > 0, width == 2 || width == 4 else {
+                    throw Failure(description: "unexpected layout: \(channels) channels, \(bits) bits")
+                }
+                let frameBytes = width * channels
+                var frames: [(Float, Float)] = []
+                frames.reserveCapacity((end - body) / frameBytes)
+                var position = body
+                func sample(_ at: Int) -> Float {
+                    if width == 4 { return Float(bitPattern: UInt32(u32(at))) }
+                    return Float(Int16(bitPattern: UInt16(u16(at)))) / 32768
+                }
+                while position + frameBytes <= end {
+                    let first = sample(position)
+                    let second = channels > 1 ? sample(position + width) : first
+                    frames.append((first, second))
+                    position += frameBytes
+                }
+                return Recording(sampleRate: rate, channels: channels, frames: frames)
+            }
+            offset = body + size + (size & 1)
+        }
+        throw Failure(description: "no data chunk")
+    }
+
+    static func rms(_ samples: ArraySlice<Float>) -> Double {
+        guard !samples.isEmpty else { return 0 }
+        let sum = samples.reduce(0.0) { $0 + Double($1) * Double($1) }
+        return (sum / Double(samples.count)).squareRoot()
+    }
+
+    /// The power of `frequency` in `samples` (Goertzel algorithm).
+    static func goertzelPower(_ samples: [Float], frequency: Double, rate: Int) -> Double {
+        let coefficient = 2 * cos(2 * Double.pi * frequency / Double(rate))
+        var previous = 0.0, beforePrevious = 0.0
+        for sample in samples {
+            let current = Double(sample) + coefficient * previous - beforePrevious
+            beforePrevious = previous
+            previous = current
+        }
+        return previous * previous + beforePrevious * beforePrevious - coefficient * previous * beforePrevious
+    }
+}
