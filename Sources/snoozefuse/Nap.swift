@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SnoozeFuseAudio
 import SnoozeFuseCore
 import SnoozeFuseRuntime
 import Synchronization
@@ -24,6 +25,11 @@ struct Nap: AsyncParsableCommand {
           snoozefuse nap --no-hold
           snoozefuse nap --no-hold --nap 25m --max 40m --ring-limit 5m
           snoozefuse nap --preset quick-test --no-hold --events jsonl | jq .
+          snoozefuse nap --no-hold --sound rooster.wav --volume 60 --fade-in 30s
+
+        The alarm plays on --device (an ALSA PCM; `snoozefuse devices` lists them), else on \
+        `default`, else on the terminal bell: it never fails silently. Without --sound it plays a \
+        built-in beep pattern. A sound file is checked before the nap begins.
         """
     )
 
@@ -51,6 +57,8 @@ struct Nap: AsyncParsableCommand {
     @Flag(help: "Show no countdown or progress messages; warnings and the alarm still appear.")
     var quiet = false
 
+    @OptionGroup var audio: AlarmAudioOptions
+
     func validate() throws {
         guard let chosen = Preset.builtIn(named: preset) else {
             throw ValidationError("unknown preset \"\(preset)\" for --preset. Built-in presets: \(Preset.builtIn.map(\.name).joined(separator: ", ")).")
@@ -59,6 +67,7 @@ struct Nap: AsyncParsableCommand {
         if !problems.isEmpty {
             throw ValidationError(problems.joined(separator: "; ") + ".")
         }
+        try audio.validate()
         guard noHold else {
             throw ValidationError("hold mode (holding a key while you drift off) is not available in this version; add --no-hold to start the release timer at once.")
         }
@@ -76,15 +85,27 @@ struct Nap: AsyncParsableCommand {
     func run() async throws {
         let chosen = Preset.builtIn(named: preset) ?? .basic
         let timers = timers(from: chosen)
+        // A bad sound file is reported now (exit 65/66), not when the alarm should ring.
+        let settings = try audio.playbackSettings()
         let terminal = TerminalStyle.detect()
         let keys = TerminalKeyReader(fileDescriptor: STDIN_FILENO)
         let hint = keys == nil ? "(Ctrl-C to stop)" : "(Enter to stop, s to snooze, q to cancel)"
         let observer = ConsoleObserver(
             jsonLines: events == .jsonl, quiet: quiet, terminal: terminal, timers: timers, presetName: chosen.name
         )
-        let alarm = TerminalBellAlarm(isTerminal: terminal.isTerminal, usesColour: terminal.usesColour, hint: hint)
+        let bell = TerminalBellAlarm(isTerminal: terminal.isTerminal, usesColour: terminal.usesColour, hint: hint)
+        let alarm = AudioAlarmOutput(device: audio.device, settings: settings, fallback: bell)
+        let systemVolume = SystemVolumeDuringAlarm(percent: audio.systemVolume, base: alarm) { note in
+            if !quiet { writeLine("snoozefuse: \(note)", to: STDERR_FILENO) }
+        }
+        let origin = ContinuousClock.now
+        let changes = Task {
+            for await change in alarm.outputChanges {
+                await observer.record(outputRecord(change, origin: origin))
+            }
+        }
         let driver = SessionDriver(
-            clock: ContinuousClock(), timers: timers, alarm: alarm, observer: observer,
+            clock: ContinuousClock(), timers: timers, alarm: systemVolume, observer: observer,
             showsCountdown: !quiet && terminal.isTerminal
         )
 
@@ -100,7 +121,9 @@ struct Nap: AsyncParsableCommand {
         let outcome = await driver.run(startingWith: .start, inputs: inputs)
 
         keys?.stop()
-        await alarm.stop()
+        await systemVolume.stop()
+        await alarm.finish()
+        await changes.value
         observer.finish(outcome: outcome)
         withExtendedLifetime(signals) {}
         throw ExitStatus.forOutcome(outcome, interrupted: interrupted.load(ordering: .relaxed))
