@@ -33,6 +33,7 @@ let package = Package(
             pkgConfig: "alsa",
             providers: [.apt(["libasound2-dev"])]
         ),
+        .systemLibrary(name: "CLinux"),
         .systemLibrary(
             name: "CSampleRate",
             pkgConfig: "samplerate",
@@ -61,7 +62,7 @@ let package = Package(
         .target(
             name: "SnoozeFuseRuntime",
             dependencies: [
-                "SnoozeFuseCore", "SnoozeFuseAudio",
+                "SnoozeFuseCore", "SnoozeFuseAudio", "CLinux",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings

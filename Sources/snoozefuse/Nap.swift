@@ -105,7 +105,7 @@ struct Nap: AsyncParsableCommand {
             }
         }
         let driver = SessionDriver(
-            clock: ContinuousClock(), timers: timers, alarm: systemVolume, observer: observer,
+            clock: BootTimeClock(), timers: timers, alarm: systemVolume, observer: observer,
             showsCountdown: !quiet && terminal.isTerminal
         )
 
