@@ -17,6 +17,13 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
     public var showsCountdown: Bool
     /// The wall-clock time for records; injectable so tests can fix it.
     public var wallClock: @Sendable () -> Date
+    /// Where the driver's own tasks (the timer, the input forwarder) run; `nil` for the default
+    /// global executor. The CLI passes a ``SerialThreadExecutor`` so a nap never wakes the process
+    /// between deadlines.
+    public var taskExecutor: (any TaskExecutor)?
+    /// How long before the alarm is due the output is armed (device opened, first buffer ready),
+    /// so the first frame can go out on time.
+    public var armLead: Duration = .seconds(2)
 
     public init(
         clock: C,
@@ -24,8 +31,10 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
         alarm: any AlarmOutput,
         observer: any SessionObserver,
         showsCountdown: Bool = false,
+        taskExecutor: (any TaskExecutor)? = nil,
         wallClock: @escaping @Sendable () -> Date = { Date() }
     ) {
+        self.taskExecutor = taskExecutor
         self.clock = clock
         self.timers = timers
         self.alarm = alarm
@@ -39,7 +48,7 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
     /// how it ended. Cancelling the calling task cancels the session.
     public func run(startingWith first: SessionEvent?, inputs: AsyncStream<SessionEvent>) async -> SessionOutcome {
         let (wakeups, feed) = AsyncStream.makeStream(of: SessionEvent.self, bufferingPolicy: .unbounded)
-        let forwarder = Task {
+        let forwarder = Task(executorPreference: taskExecutor) {
             for await event in inputs { feed.yield(event) }
         }
         var run = RunState(session: Session<C.Instant>(timers: timers))
@@ -56,19 +65,24 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
             let effects = run.session.handle(event, at: now)
             await perform(effects, in: &run)
             if run.session.phase.isTerminal { break }
+            await updateArming(&run, now: clock.now)
             if showsCountdown, let tick = countdownTick(run.session, now: clock.now), tick != run.lastTick {
                 run.lastTick = tick
                 await observer.countdown(tick)
             }
             timer?.cancel()
             timer = nil
-            if let wake = nextWake(run.session, now: clock.now) {
-                timer = Task { [clock] in
+            if let wake = nextWake(run.session, now: clock.now, armed: run.armedFor) {
+                timer = Task(executorPreference: taskExecutor) { [clock] in
                     // Cancellation means a newer wake-up replaced this one.
                     guard (try? await clock.sleep(until: wake, tolerance: nil)) != nil else { return }
                     feed.yield(.timeElapsed)
                 }
             }
+        }
+        if run.armedFor != nil, run.session.alarmDue == nil {
+            // Ended before the alarm it was armed for: make sure it never starts by itself.
+            await alarm.stop()
         }
         if let outcome = run.session.outcome { return outcome }
         // The caller's task was cancelled before the session ended: cancel it properly so the
@@ -84,6 +98,23 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
         var session: Session<C.Instant>
         var origin: C.Instant?
         var lastTick: CountdownTick?
+        /// The alarm instant the output is armed for.
+        var armedFor: C.Instant?
+    }
+
+    /// Arms the output `armLead` before the expected alarm, and disarms it when that alarm is no
+    /// longer expected (the session moved on, or the alarm moved).
+    private func updateArming(_ run: inout RunState, now: C.Instant) async {
+        let expected = run.session.expectedAlarm
+        if let armed = run.armedFor, armed != expected {
+            run.armedFor = nil
+            // Started alarms are stopped through the session's own effects; this only disarms.
+            if run.session.phase.isBeforeAlarm { await alarm.stop() }
+        }
+        guard let expected, run.armedFor == nil, now >= expected.advanced(by: .zero - armLead) else { return }
+        let reason: AlarmReason = run.session.phase == .napping && run.session.napDeadline == expected ? .nap : .max
+        run.armedFor = expected
+        await alarm.arm(reason: reason, after: now.duration(to: expected))
     }
 
     /// Performs effects in two passes: first what makes sound (or silence), so a slow reader of the
@@ -177,8 +208,12 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
 
     /// The next instant the driver must wake: the session's next deadline, or sooner the instant
     /// the displayed whole second changes.
-    private func nextWake(_ session: Session<C.Instant>, now: C.Instant) -> C.Instant? {
+    private func nextWake(_ session: Session<C.Instant>, now: C.Instant, armed: C.Instant?) -> C.Instant? {
         var wake = session.nextDeadline
+        if let expected = session.expectedAlarm, armed != expected {
+            let armAt = expected.advanced(by: .zero - armLead)
+            if armAt > now { wake = wake.map { Swift.min($0, armAt) } ?? armAt }
+        }
         if showsCountdown, session.phase != .holding, let deadline = phaseDeadline(session, phase: session.phase) {
             let remaining = now.duration(to: deadline)
             if remaining > .zero {

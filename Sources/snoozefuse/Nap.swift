@@ -98,15 +98,17 @@ struct Nap: AsyncParsableCommand {
         let systemVolume = SystemVolumeDuringAlarm(percent: audio.systemVolume, base: alarm) { note in
             if !quiet { writeLine("snoozefuse: \(note)", to: STDERR_FILENO) }
         }
+        // Everything the nap starts runs on one parked thread of its own (see SerialThreadExecutor).
+        let executor = SerialThreadExecutor(name: "snoozefuse-nap")
         let origin = ContinuousClock.now
-        let changes = Task {
+        let changes = Task(executorPreference: executor) {
             for await change in alarm.outputChanges {
                 await observer.record(outputRecord(change, origin: origin))
             }
         }
         let driver = SessionDriver(
             clock: BootTimeClock(), timers: timers, alarm: systemVolume, observer: observer,
-            showsCountdown: !quiet && terminal.isTerminal
+            showsCountdown: !quiet && terminal.isTerminal, taskExecutor: executor
         )
 
         let (inputs, feed) = AsyncStream.makeStream(of: SessionEvent.self)

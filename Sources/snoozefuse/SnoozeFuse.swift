@@ -1,6 +1,5 @@
 import ArgumentParser
 
-@main
 struct SnoozeFuse: AsyncParsableCommand {
     static let version = "0.1.0"
 

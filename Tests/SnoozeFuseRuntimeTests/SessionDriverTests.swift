@@ -28,6 +28,10 @@ final class RecordingAlarm: AlarmOutput {
 
     init(clock: ManualClock) { self.clock = clock }
 
+    func arm(reason: AlarmReason, after delay: Duration) async {
+        events.withLock { $0.append(("arm \(reason.rawValue) in \(delay.components.seconds)s", clock.now)) }
+    }
+
     func start(reason: AlarmReason) async -> AlarmStartReport {
         events.withLock { $0.append(("start \(reason.rawValue)", clock.now)) }
         return AlarmStartReport(output: "test output")
@@ -57,8 +61,10 @@ struct SessionDriverTests {
         let (inputs, _) = AsyncStream.makeStream(of: SessionEvent.self)
         let run = Task { await driver.run(startingWith: .start, inputs: inputs) }
 
-        // The driver sleeps until each deadline in turn, with no ticks in between.
+        // The driver sleeps until each deadline in turn, with no ticks in between, and wakes once
+        // more to arm the output two seconds before the alarm.
         #expect(await clock.step() == .init(offset: .seconds(2)))
+        #expect(await clock.step() == .init(offset: .seconds(5)))
         #expect(await clock.step() == .init(offset: .seconds(7)))
         #expect(await clock.step() == .init(offset: .seconds(10)))
 
@@ -70,8 +76,8 @@ struct SessionDriverTests {
         #expect(alarmRecord?.latenessMs == 0)
         #expect(alarmRecord?.reason == .nap)
         #expect(alarmRecord?.output == "test output")
-        #expect(alarm.events.withLock { $0.map(\.0) } == ["start nap", "stop"])
-        #expect(alarm.events.withLock { $0.map(\.1) } == [.init(offset: .seconds(7)), .init(offset: .seconds(10))])
+        #expect(alarm.events.withLock { $0.map(\.0) } == ["arm nap in 2s", "start nap", "stop"])
+        #expect(alarm.events.withLock { $0.map(\.1) } == [.init(offset: .seconds(5)), .init(offset: .seconds(7)), .init(offset: .seconds(10))])
         #expect(clock.sleeperCount == 0, "no sleeper is left behind")
     }
 
@@ -82,16 +88,14 @@ struct SessionDriverTests {
         let (inputs, feed) = AsyncStream.makeStream(of: SessionEvent.self)
         let run = Task { await driver.run(startingWith: .start, inputs: inputs) }
 
-        await clock.step()
-        await clock.step()
-        await waitUntil { observer.lastPhase == .ringing }
+        while observer.lastPhase != .ringing { await clock.step(orUntil: { observer.lastPhase == .ringing }) }
         feed.yield(.snooze(nil))
         await waitUntil { observer.lastPhase == .snoozed }
         #expect(await clock.step() == .init(offset: .seconds(67)))
         await waitUntil { observer.lastPhase == .ringing }
         feed.yield(.dismiss)
         #expect(await run.value == .dismissed)
-        #expect(alarm.events.withLock { $0.map(\.0) } == ["start nap", "stop", "start nap", "stop"])
+        #expect(alarm.events.withLock { $0.map(\.0) } == ["arm nap in 2s", "start nap", "stop", "start nap", "stop"])
         #expect(clock.sleeperCount == 0)
     }
 
@@ -99,13 +103,24 @@ struct SessionDriverTests {
         let (driver, alarm) = makeDriver(Preset.quickTest.timers)
         let (inputs, _) = AsyncStream.makeStream(of: SessionEvent.self)
         let run = Task { await driver.run(startingWith: .start, inputs: inputs) }
-        await clock.step()
-        await clock.step()
-        await waitUntil { observer.lastPhase == .ringing }
+        while observer.lastPhase != .ringing { await clock.step(orUntil: { observer.lastPhase == .ringing }) }
         run.cancel()
         #expect(await run.value == .cancelled)
         #expect(observer.kinds.suffix(3) == [.alarmStopped, .phase, .end])
-        #expect(alarm.events.withLock { $0.map(\.0) } == ["start nap", "stop"])
+        #expect(alarm.events.withLock { $0.map(\.0) } == ["arm nap in 2s", "start nap", "stop"])
+    }
+
+    @Test func anArmedOutputIsDisarmedWhenTheSessionIsCancelledBeforeTheAlarm() async {
+        let (driver, alarm) = makeDriver(Preset.quickTest.timers)
+        let (inputs, feed) = AsyncStream.makeStream(of: SessionEvent.self)
+        let run = Task { await driver.run(startingWith: .start, inputs: inputs) }
+        await clock.step()
+        #expect(await clock.step() == .init(offset: .seconds(5)))
+        await waitUntil { alarm.events.withLock { $0.count == 1 } }
+        feed.yield(.cancel)
+        #expect(await run.value == .cancelled)
+        #expect(alarm.events.withLock { $0.map(\.0) } == ["arm nap in 2s", "stop"])
+        #expect(!observer.kinds.contains(.alarm))
     }
 
     @Test func theMaxWarningIsRecordedOnceAtTheStart() async {
@@ -132,8 +147,8 @@ struct SessionDriverTests {
         while await clock.step(orUntil: { observer.ended }) != nil { wakeUps += 1 }
         #expect(await run.value == .ringLimitReached)
         // 3 s release + 65 s nap + 1 s ring: one wake-up per displayed second, plus the immediate
-        // step from a whole second to the one below at each phase start.
-        #expect(wakeUps <= 3 + 65 + 1 + 3)
+        // step from a whole second to the one below at each phase start, plus arming.
+        #expect(wakeUps <= 3 + 65 + 1 + 3 + 1)
         let napping = observer.ticks.withLock { $0.filter { $0.phase == .napping } }
         #expect(napping.first?.remainingText == "1m05s")
         #expect(napping.allSatisfy { $0.layout == .minutesSeconds }, "the layout is fixed by the configured 65 s")
@@ -150,7 +165,7 @@ struct SessionDriverTests {
         var wakeUps: [Duration] = []
         while let next = await clock.step(orUntil: { observer.ended }) { wakeUps.append(next.offset) }
         #expect(await run.value == .ringLimitReached)
-        #expect(wakeUps == [.seconds(30), .seconds(1230), .seconds(1290)])
+        #expect(wakeUps == [.seconds(30), .seconds(1228), .seconds(1230), .seconds(1290)], "the deadlines and one wake to arm the output")
     }
 }
 
