@@ -12,8 +12,8 @@ struct SnoozeFuse: AsyncParsableCommand {
         keeps ringing until you stop it or the ring limit passes.
 
         Examples:
-          snoozefuse nap --no-hold                      release 30s, nap 20m, failsafe 30m
-          snoozefuse nap --no-hold --nap 25m --max 40m  a longer nap
+          snoozefuse nap --no-hold                  (30s release, 20m nap, 30m max)
+          snoozefuse nap --no-hold --nap 25m --max 40m
           snoozefuse nap --preset quick-test --no-hold --ring-limit 3s --events jsonl
 
         Exit codes: 0 alarm dismissed or ring limit reached, 1 cancelled, 64 usage error, \
