@@ -27,7 +27,7 @@ test: check-warnings
 	./Fuzz/fuzz.sh durations 100000
 
 fuzz: fuzz-durations
-	./Fuzz/fuzz-caf.sh 1000000
+	./Fuzz/fuzz.sh caf 1000000
 
 fuzz-durations: deps
 	./Fuzz/fuzz.sh durations 1000000

@@ -4,6 +4,7 @@
 #
 # Usage: Fuzz/fuzz.sh TARGET [RUNS] [extra libFuzzer flags...]
 #   TARGET  durations  (SnoozeFuseCore: the duration parser)
+#           caf        (SnoozeFuseCAF: the CAF chunk inspector)
 #   RUNS    executions (default 1000000)
 # Generated files (binary, grown corpus, crash artifacts) go to Fuzz/out/TARGET/, which git ignores.
 set -euo pipefail
@@ -14,7 +15,8 @@ runs="${2:-1000000}"
 shift $(( $# < 2 ? $# : 2 ))
 case "$target" in
     durations) module=SnoozeFuseCore entry=Fuzz/Durations/FuzzDurations.swift seeds=Fuzz/Durations/seeds max_len=64 ;;
-    *) echo "fuzz.sh: unknown target '$target' (known: durations)" >&2; exit 64 ;;
+    caf) module=SnoozeFuseCAF entry=Fuzz/CAF/FuzzCAF.swift seeds=Fuzz/CAF/seeds max_len=4096 ;;
+    *) echo "fuzz.sh: unknown target '$target' (known: durations, caf)" >&2; exit 64 ;;
 esac
 
 out="Fuzz/out/$target"

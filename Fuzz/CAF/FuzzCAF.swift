@@ -1,5 +1,5 @@
 // libFuzzer entry point for the CAF inspector. Compiled together with the SnoozeFuseCAF sources
-// into one module (see fuzz-caf.sh), so it needs no imports.
+// into one module (see Fuzz/fuzz.sh), so it needs no imports.
 
 /// Inspects the input through both entry points and traps when an invariant of the report breaks;
 /// the sanitizers catch everything else (out-of-bounds reads, overflows, leaks).
