@@ -56,8 +56,11 @@ public struct BootTimeClock: Clock {
 /// The thread behind ``BootTimeClock``: sleepers in a list, a timerfd armed (absolute, on
 /// CLOCK_BOOTTIME) for the earliest of them, and an eventfd to tell the thread the list changed.
 ///
+/// The thread, once started, lives as long as the process (a program makes one clock), so its
+/// descriptors are never closed.
+///
 /// `@unchecked Sendable`: all mutable state is inside `state` (a `Mutex`); the file descriptors
-/// are created once in `init` and closed only when the thread has ended.
+/// are created once in `init` and never change.
 private final class TimerThread: @unchecked Sendable {
     private struct Sleeper {
         var id: UInt64
@@ -69,7 +72,6 @@ private final class TimerThread: @unchecked Sendable {
         var sleepers: [Sleeper] = []
         var nextID: UInt64 = 0
         var threadStarted = false
-        var closing = false
     }
 
     private let state = Mutex(State())
@@ -82,7 +84,7 @@ private final class TimerThread: @unchecked Sendable {
     }
 
     deinit {
-        // The thread holds a strong reference while it runs, so by now it has ended or never began.
+        // Reached only when the thread never started (it holds a strong reference while it runs).
         if timerDescriptor >= 0 { close(timerDescriptor) }
         if wakeDescriptor >= 0 { close(wakeDescriptor) }
     }
@@ -127,8 +129,10 @@ private final class TimerThread: @unchecked Sendable {
             return !state.threadStarted
         }
         guard start else { return }
-        let thread = Thread { [self] in run() }
-        thread.name = "snoozefuse-timer"
+        let thread = Thread { [self] in
+            nameCurrentThread("snoozefuse-time")
+            run()
+        }
         thread.start()
     }
 
@@ -148,8 +152,10 @@ private final class TimerThread: @unchecked Sendable {
         while true {
             resumeDueSleepers()
             armTimer()
-            let ready = poll(&fds, 2, -1)
-            if ready < 0 && errno != EINTR { return }
+            // poll fails only on EINTR, or on errors (EFAULT, EINVAL, ENOMEM) that say nothing about
+            // the deadlines: the loop goes on either way, because a timer thread that gave up would
+            // leave every sleeper (the alarm among them) waiting forever.
+            if poll(&fds, 2, -1) < 0 { continue }
             if fds[0].revents != 0 { _ = read(timerDescriptor, &scratch, 8) }
             if fds[1].revents != 0 { _ = read(wakeDescriptor, &scratch, 8) }
         }

@@ -16,10 +16,13 @@ public final class SerialThreadExecutor: TaskExecutor, @unchecked Sendable {
     private var jobs: [UnownedJob] = []
     private var head = 0
 
-    /// Starts the executor's thread, named `name` (as `ps -L` and `/proc/PID/task/*/comm` show it).
+    /// Starts the executor's thread, named `name` (as `ps -L` and `/proc/PID/task/*/comm` show it;
+    /// at most 15 bytes are kept).
     public init(name: String = "snoozefuse-exec") {
-        let thread = Thread { [self] in runJobs() }
-        thread.name = name
+        let thread = Thread { [self] in
+            nameCurrentThread(name)
+            runJobs()
+        }
         thread.start()
     }
 
@@ -64,3 +67,13 @@ public final class SerialThreadExecutor: TaskExecutor, @unchecked Sendable {
 }
 
 import Synchronization
+
+/// Gives the calling thread a kernel name (at most 15 bytes), as `ps -L`, `top -H` and
+/// `/proc/PID/task/*/comm` show it. Foundation's `Thread.name` does not set it on Linux, and a new
+/// thread otherwise inherits the name of the thread that started it.
+func nameCurrentThread(_ name: String) {
+    let handle = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+    guard handle >= 0 else { return }
+    writeAll(String(decoding: name.utf8.prefix(15), as: UTF8.self), to: handle)
+    close(handle)
+}

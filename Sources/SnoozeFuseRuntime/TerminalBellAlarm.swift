@@ -12,9 +12,12 @@ public final class TerminalBellAlarm: AlarmOutput, @unchecked Sendable {
     private let usesColour: Bool
     private let interval: TimeInterval
     private let hint: String
+    /// How reports name this output.
+    private let output: String
     private let condition = NSCondition()
     private var running = false
-    private var thread: Thread?
+    /// Bumped on every start and stop, so a bell thread from an earlier start ends at its next turn.
+    private var generation = 0
     private var reason: AlarmReason = .nap
 
     /// - Parameters:
@@ -27,13 +30,26 @@ public final class TerminalBellAlarm: AlarmOutput, @unchecked Sendable {
         isTerminal: Bool,
         usesColour: Bool,
         interval: Duration = .seconds(1),
-        hint: String
+        hint: String,
+        outputName: String = "terminal bell"
     ) {
+        self.output = outputName
         self.fileDescriptor = fileDescriptor
         self.isTerminal = isTerminal
         self.usesColour = usesColour && isTerminal
         self.interval = interval.secondsValue
         self.hint = hint
+    }
+
+    /// A bell on the controlling terminal (`/dev/tty`) when there is one, so the alarm is seen and
+    /// heard even when standard error is redirected; otherwise on standard error.
+    public static func onControllingTerminal(usesColour: Bool, hint: String) -> TerminalBellAlarm {
+        let tty = open("/dev/tty", O_WRONLY | O_NOCTTY | O_CLOEXEC)
+        if tty >= 0 {
+            // Kept open for the life of the process: the alarm may ring at any time.
+            return TerminalBellAlarm(fileDescriptor: tty, isTerminal: true, usesColour: usesColour, hint: hint)
+        }
+        return TerminalBellAlarm(fileDescriptor: 2, isTerminal: isatty(2) == 1, usesColour: usesColour, hint: hint)
     }
 
     public func start(reason: AlarmReason) async -> AlarmStartReport {
@@ -49,25 +65,24 @@ public final class TerminalBellAlarm: AlarmOutput, @unchecked Sendable {
         let alreadyRunning = running
         running = true
         self.reason = reason
+        if !alreadyRunning { generation += 1 }
+        let myGeneration = generation
         condition.unlock()
         // The first signal is written before returning, so the driver measures real lateness.
-        write(ring(flash: true))
+        write(ring(flash: true, reason: reason))
         if !alreadyRunning {
-            let thread = Thread { [self] in repeatUntilStopped() }
+            let thread = Thread { [self] in repeatUntilStopped(generation: myGeneration) }
             thread.name = "snoozefuse-bell"
-            condition.lock()
-            self.thread = thread
-            condition.unlock()
             thread.start()
         }
-        return AlarmStartReport(output: "terminal bell")
+        return AlarmStartReport(output: output)
     }
 
     private func stopSounding() {
         condition.lock()
         let wasRunning = running
         running = false
-        thread = nil
+        generation += 1
         condition.broadcast()
         condition.unlock()
         if wasRunning && isTerminal {
@@ -75,22 +90,23 @@ public final class TerminalBellAlarm: AlarmOutput, @unchecked Sendable {
         }
     }
 
-    private func repeatUntilStopped() {
+    private func repeatUntilStopped(generation mine: Int) {
         var flash = false
         condition.lock()
-        while running {
+        while generation == mine {
             let wakeAt = Date(timeIntervalSinceNow: interval)
-            while running && condition.wait(until: wakeAt) {}
-            guard running else { break }
+            while generation == mine && condition.wait(until: wakeAt) {}
+            guard generation == mine else { break }
+            let reason = self.reason
             condition.unlock()
-            write(ring(flash: flash))
+            write(ring(flash: flash, reason: reason))
             flash.toggle()
             condition.lock()
         }
         condition.unlock()
     }
 
-    private func ring(flash: Bool) -> String {
+    private func ring(flash: Bool, reason: AlarmReason) -> String {
         let text = "ALARM (\(reason == .nap ? "nap over" : "max limit reached")) \(hint)"
         guard isTerminal else { return "\u{07}\(text)\n" }
         if usesColour && flash {

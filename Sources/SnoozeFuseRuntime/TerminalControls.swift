@@ -2,7 +2,9 @@ import Foundation
 public import SnoozeFuseCore
 
 /// Reads single keys from a terminal on a thread of its own and turns them into session events:
-/// Enter, space or `d` dismiss; `s` snoozes; `q` or Escape cancels. Ctrl-C still raises SIGINT.
+/// Enter, space or `d` dismiss; `s` snoozes; `q` cancels. Ctrl-C still raises SIGINT. Escape
+/// does nothing: arrow and function keys send escape sequences, and a sleeper bumping one must not
+/// cancel the alarm.
 ///
 /// While running, the terminal is in non-canonical, no-echo mode; `stop()` restores it, and so
 /// does every exit path of the CLI. Safe to share: the mutable state lives behind `lock`.
@@ -28,7 +30,7 @@ public final class TerminalKeyReader: @unchecked Sendable {
             .dismiss
         case UInt8(ascii: "s"), UInt8(ascii: "S"):
             .snooze(nil)
-        case UInt8(ascii: "q"), UInt8(ascii: "Q"), 0x1B:
+        case UInt8(ascii: "q"), UInt8(ascii: "Q"):
             .cancel
         default:
             nil

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import SnoozeFuseRuntime
 
 /// The program's entry point. It parses with ArgumentParser as usual but runs the chosen command
@@ -8,6 +9,9 @@ import SnoozeFuseRuntime
 @main
 enum Main {
     static func main() {
+        // A closed pipe on standard output (`| head`) must not kill a nap before its alarm: writes
+        // then fail with EPIPE and are dropped, and the alarm still rings on the terminal.
+        signal(SIGPIPE, SIG_IGN)
         do {
             let command = try SnoozeFuse.parseAsRoot()
             let executor = SerialThreadExecutor(name: "snoozefuse-main")
@@ -19,7 +23,18 @@ enum Main {
                     try command.run()
                 }
             }
+        } catch let error as ExitCode {
+            SnoozeFuse.exit(withError: error)
+        } catch let error as ValidationError {
+            SnoozeFuse.exit(withError: error)
         } catch {
+            // ArgumentParser's own errors (usage, --help, --version) come from parsing above and
+            // keep their codes; anything else escaping a command is a bug (EX_SOFTWARE), never
+            // exit 1, which means "cancelled".
+            if SnoozeFuse.exitCode(for: error) == .failure {
+                writeLine("snoozefuse: internal error: \(error)", to: 2)
+                SnoozeFuse.exit(withError: ExitStatus.internalError)
+            }
             SnoozeFuse.exit(withError: error)
         }
     }

@@ -93,7 +93,7 @@ struct Nap: AsyncParsableCommand {
         let observer = ConsoleObserver(
             jsonLines: events == .jsonl, quiet: quiet, terminal: terminal, timers: timers, presetName: chosen.name
         )
-        let bell = TerminalBellAlarm(isTerminal: terminal.isTerminal, usesColour: terminal.usesColour, hint: hint)
+        let bell = TerminalBellAlarm.onControllingTerminal(usesColour: terminal.usesColour, hint: hint)
         let alarm = AudioAlarmOutput(device: audio.device, settings: settings, fallback: bell)
         let systemVolume = SystemVolumeDuringAlarm(percent: audio.systemVolume, base: alarm) { note in
             if !quiet { writeLine("snoozefuse: \(note)", to: STDERR_FILENO) }
