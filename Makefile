@@ -4,7 +4,7 @@
 SWIFT ?= swift
 CONFIG ?= release
 
-.PHONY: deps build demo test check-warnings fuzz fuzz-durations bench-wakeups clean
+.PHONY: deps build demo test check-warnings fuzz fuzz-durations bench-wakeups clean sounds
 
 deps:
 	@./Scripts/install-deps.sh
@@ -31,6 +31,10 @@ fuzz: fuzz-durations
 
 fuzz-durations: deps
 	./Fuzz/fuzz.sh durations 1000000
+
+# Re-render the built-in alarm sounds in Sounds/ (deterministic: same bytes every run).
+sounds: deps
+	$(SWIFT) run snoozefuse-make-sounds Sounds
 
 bench-wakeups: build
 	./Scripts/bench-wakeups.sh 30

@@ -78,6 +78,13 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // Renders the built-in alarm sounds into Sounds/ (`make sounds`).
+        .executableTarget(
+            name: "snoozefuse-make-sounds",
+            dependencies: ["SnoozeFuseAudio"],
+            path: "Tools/MakeSounds",
+            swiftSettings: strictSettings
+        ),
 
         // MARK: Test support (controllable doubles, like NIOEmbedded) and tests
         .target(
