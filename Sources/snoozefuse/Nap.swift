@@ -28,8 +28,9 @@ struct Nap: AsyncParsableCommand {
           snoozefuse nap --no-hold --sound rooster.wav --volume 60 --fade-in 30s
 
         The alarm plays on --device (an ALSA PCM; `snoozefuse devices` lists them), else on \
-        `default`, else on the terminal bell: it never fails silently. Without --sound it plays a \
-        built-in beep pattern. A sound file is checked before the nap begins.
+        `default`, else on the terminal bell: it never fails silently. Without --sound it plays the \
+        built-in sound beep; --sound NAME picks another built-in (beep, chime, rising, digital, \
+        gentle) and --sound PATH a file. A sound file is checked before the nap begins.
         """
     )
 

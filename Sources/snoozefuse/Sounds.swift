@@ -6,7 +6,7 @@ import SnoozeFuseRuntime
 
 /// The alarm sound flags `nap` and `sounds play` share.
 struct AlarmAudioOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("A sound file to loop as the alarm (WAV, AIFF, CAF, FLAC, Ogg, MP3; default: a built-in beep pattern).", valueName: "path"))
+    @Option(help: ArgumentHelp("The alarm sound: a built-in's name (beep, chime, rising, digital, gentle; default: beep) or a sound file to loop (WAV, AIFF, CAF, FLAC, Ogg, MP3).", valueName: "name|path"))
     var sound: String?
 
     @Option(help: ArgumentHelp("Alarm volume, 0–100 (linear amplitude).", valueName: "percent"))
@@ -36,7 +36,7 @@ struct AlarmAudioOptions: ParsableArguments {
     /// The playback settings, after checking the sound file; a bad file is reported on standard
     /// error and exits 66 (missing) or 65 (bad data).
     func playbackSettings(duration: Duration? = nil) throws -> AlarmPlaybackSettings {
-        let sound: AlarmSound = sound.map { .file(path: $0) } ?? .builtInTone
+        let sound = try chooseAlarmSound(sound)
         try checkSound(sound)
         return AlarmPlaybackSettings(sound: sound, gain: AlarmGain(percent: volume, fadeIn: fadeIn), duration: duration)
     }
@@ -83,7 +83,7 @@ struct Sounds: AsyncParsableCommand {
             """
         )
 
-        @Argument(help: ArgumentHelp("The sound file (omit for the built-in tone).", valueName: "path"))
+        @Argument(help: ArgumentHelp("A built-in sound's name or a sound file (omit for the synthesized tone).", valueName: "name|path"))
         var path: String?
 
         @Option(help: ArgumentHelp("How long to play (default: one pass of the file, at most 30s; 3s for the built-in tone).", valueName: "duration"), transform: parseDurationOption)
@@ -108,7 +108,7 @@ struct Sounds: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let sound: AlarmSound = path.map { .file(path: $0) } ?? .builtInTone
+            let sound: AlarmSound = try path.map { try chooseAlarmSound($0) } ?? .builtInTone
             try checkSound(sound)
             var length = Duration.seconds(3)
             if case .file(let path) = sound, let info = try? SoundFile(readingAtPath: path).info {
