@@ -15,6 +15,13 @@ let package = Package(
     products: [
         .executable(name: "snoozefuse", targets: ["snoozefuse"]),
         .library(name: "SnoozeFuseCore", targets: ["SnoozeFuseCore"]),
+        // MARK: Built-in plugins: dynamic libraries that see only the plugin ABI header
+        .library(name: "snoozefuse-tone", type: .dynamic, targets: ["SnoozeFuseTonePlugin"]),
+        .library(name: "snoozefuse-noise", type: .dynamic, targets: ["SnoozeFuseNoisePlugin"]),
+        .library(name: "snoozefuse-terminal", type: .dynamic, targets: ["SnoozeFuseTerminalPlugin"]),
+        .library(name: "snoozefuse-command", type: .dynamic, targets: ["SnoozeFuseCommandPlugin"]),
+        .library(name: "snoozefuse-led", type: .dynamic, targets: ["SnoozeFuseLEDPlugin"]),
+        .library(name: "snoozefuse-rumble", type: .dynamic, targets: ["SnoozeFuseRumblePlugin"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -39,6 +46,17 @@ let package = Package(
             pkgConfig: "samplerate",
             providers: [.apt(["libsamplerate0-dev"])]
         ),
+
+        // MARK: Plugin ABI (header only; its one .c file holds layout checks) and built-in plugins
+        .target(name: "SnoozeFusePluginABI"),
+        .target(name: "SnoozeFuseTonePlugin", dependencies: ["SnoozeFusePluginABI"], path: "Plugins/tone", publicHeadersPath: ".",
+                linkerSettings: [.linkedLibrary("m")]),
+        .target(name: "SnoozeFuseNoisePlugin", dependencies: ["SnoozeFusePluginABI"], path: "Plugins/noise", publicHeadersPath: "."),
+        .target(name: "SnoozeFuseTerminalPlugin", dependencies: ["SnoozeFusePluginABI"], path: "Plugins/terminal", publicHeadersPath: "."),
+        .target(name: "SnoozeFuseCommandPlugin", dependencies: ["SnoozeFusePluginABI"], path: "Plugins/command", publicHeadersPath: ".",
+                linkerSettings: [.linkedLibrary("pthread")]),
+        .target(name: "SnoozeFuseLEDPlugin", dependencies: ["SnoozeFusePluginABI"], path: "Plugins/led", publicHeadersPath: "."),
+        .target(name: "SnoozeFuseRumblePlugin", dependencies: ["SnoozeFusePluginABI"], path: "Plugins/rumble", publicHeadersPath: "."),
 
         // MARK: Pure core: no C, no I/O
         .target(

@@ -1,0 +1,158 @@
+/* rumble: Linux force feedback (FF_RUMBLE) on an input device per pulse, for snoozefuse.
+ * config: device=/dev/input/eventN (default: the first event device that supports FF_RUMBLE) */
+#define _GNU_SOURCE
+#include "snoozefuse_plugin.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/input.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+typedef struct rumble {
+    snoozefuse_pulse_emitter emitter;
+    int fd;
+    int effect_id;
+    char path[256];
+} rumble;
+
+static int config_value(const char *config, const char *key, char *out, size_t capacity) {
+    size_t key_length = strlen(key);
+    const char *p = config ? config : "";
+    while (*p) {
+        const char *end = strchr(p, ',');
+        size_t length = end ? (size_t)(end - p) : strlen(p);
+        if (length > key_length && strncmp(p, key, key_length) == 0 && p[key_length] == '=') {
+            size_t value_length = length - key_length - 1;
+            if (value_length >= capacity) value_length = capacity - 1;
+            memcpy(out, p + key_length + 1, value_length);
+            out[value_length] = 0;
+            return 1;
+        }
+        p += length + (end ? 1 : 0);
+    }
+    return 0;
+}
+
+static int supports_rumble(int fd) {
+    unsigned long bits[(FF_MAX + 8 * sizeof(unsigned long)) / (8 * sizeof(unsigned long))] = {0};
+    if (ioctl(fd, EVIOCGBIT(EV_FF, sizeof bits), bits) < 0) return 0;
+    return (bits[FF_RUMBLE / (8 * sizeof(unsigned long))] >> (FF_RUMBLE % (8 * sizeof(unsigned long)))) & 1;
+}
+
+static int play(rumble *r, int value) {
+    struct input_event event;
+    memset(&event, 0, sizeof event);
+    event.type = EV_FF;
+    event.code = (unsigned short)r->effect_id;
+    event.value = value;
+    return write(r->fd, &event, sizeof event) == (ssize_t)sizeof event ? 0 : errno;
+}
+
+static snoozefuse_status rumble_emit(snoozefuse_pulse_emitter *self, float intensity, uint32_t duration_ms,
+                                     char *message, uint32_t capacity) {
+    rumble *r = self->plugin_data;
+    struct ff_effect effect;
+    memset(&effect, 0, sizeof effect);
+    effect.type = FF_RUMBLE;
+    effect.id = (short)r->effect_id; /* -1 the first time: the kernel assigns one */
+    if (intensity < 0) intensity = 0;
+    if (intensity > 1) intensity = 1;
+    effect.u.rumble.strong_magnitude = (unsigned short)(intensity * 0xFFFF);
+    effect.u.rumble.weak_magnitude = (unsigned short)(intensity * 0x7FFF);
+    effect.replay.length = (unsigned short)(duration_ms > 0xFFFF ? 0xFFFF : duration_ms);
+    if (ioctl(r->fd, EVIOCSFF, &effect) < 0) {
+        snprintf(message, capacity, "%s: uploading the rumble effect failed: %s", r->path, strerror(errno));
+        return SNOOZEFUSE_STATUS_UNAVAILABLE;
+    }
+    r->effect_id = effect.id;
+    int error = play(r, 1);
+    if (error) {
+        snprintf(message, capacity, "%s: starting the rumble failed: %s", r->path, strerror(error));
+        return SNOOZEFUSE_STATUS_UNAVAILABLE;
+    }
+    return SNOOZEFUSE_STATUS_OK; /* the kernel stops it after replay.length */
+}
+
+static void rumble_cancel(snoozefuse_pulse_emitter *self) {
+    rumble *r = self->plugin_data;
+    if (r->effect_id >= 0) play(r, 0);
+}
+
+static void rumble_destroy(snoozefuse_pulse_emitter *self) {
+    rumble *r = self->plugin_data;
+    if (r->effect_id >= 0) {
+        play(r, 0);
+        ioctl(r->fd, EVIOCRMFF, r->effect_id);
+    }
+    close(r->fd);
+    free(r);
+}
+
+static snoozefuse_status create_emitter(const snoozefuse_host *host, const char *config,
+                                        snoozefuse_pulse_emitter **out, char *message, uint32_t capacity) {
+    (void)host;
+    char path[256] = "";
+    int fd = -1;
+    if (config_value(config, "device", path, sizeof path)) {
+        fd = open(path, O_RDWR | O_CLOEXEC);
+        if (fd < 0) {
+            snprintf(message, capacity, "cannot open %s: %s", path, strerror(errno));
+            return SNOOZEFUSE_STATUS_UNAVAILABLE;
+        }
+        if (!supports_rumble(fd)) {
+            close(fd);
+            snprintf(message, capacity, "%s does not support FF_RUMBLE force feedback", path);
+            return SNOOZEFUSE_STATUS_UNSUPPORTED;
+        }
+    } else {
+        for (int i = 0; i < 64 && fd < 0; i++) {
+            snprintf(path, sizeof path, "/dev/input/event%d", i);
+            int candidate = open(path, O_RDWR | O_CLOEXEC);
+            if (candidate < 0) continue;
+            if (supports_rumble(candidate)) fd = candidate;
+            else close(candidate);
+        }
+        if (fd < 0) {
+            snprintf(message, capacity, "no /dev/input/event* device with FF_RUMBLE that this user may open; choose one with device=PATH");
+            return SNOOZEFUSE_STATUS_UNAVAILABLE;
+        }
+    }
+    rumble *r = calloc(1, sizeof *r);
+    if (!r) {
+        close(fd);
+        snprintf(message, capacity, "out of memory");
+        return SNOOZEFUSE_STATUS_FAILED;
+    }
+    r->fd = fd;
+    r->effect_id = -1;
+    snprintf(r->path, sizeof r->path, "%s", path);
+    r->emitter.struct_size = sizeof r->emitter;
+    r->emitter.plugin_data = r;
+    r->emitter.emit = rumble_emit;
+    r->emitter.cancel = rumble_cancel;
+    r->emitter.destroy = rumble_destroy;
+    *out = &r->emitter;
+    return SNOOZEFUSE_STATUS_OK;
+}
+
+static const snoozefuse_plugin_descriptor descriptor = {
+    .struct_size = sizeof(snoozefuse_plugin_descriptor),
+    .abi_major = SNOOZEFUSE_PLUGIN_ABI_MAJOR,
+    .abi_minor = SNOOZEFUSE_PLUGIN_ABI_MINOR,
+    .kinds = SNOOZEFUSE_KIND_PULSE_EMITTER,
+    .features = SNOOZEFUSE_FEATURE_HARDWARE,
+    .id = "org.snoozefuse.rumble",
+    .name = "Rumble",
+    .version = "1.0.0",
+    .vendor = "snoozefuse",
+    .description = "Force-feedback rumble (FF_RUMBLE) on a /dev/input/event* device",
+    .config_help = "device=/dev/input/eventN: the device (default: the first with FF_RUMBLE)",
+    .create_sound_source = NULL,
+    .create_pulse_emitter = create_emitter,
+    .get_extension = NULL,
+};
+
+SNOOZEFUSE_PLUGIN_EXPORT const snoozefuse_plugin_descriptor *snoozefuse_plugin_entry(void) { return &descriptor; }
