@@ -31,13 +31,36 @@ public enum AlarmSound: Sendable, Hashable, CustomStringConvertible {
     case builtInTone
     /// A sound file libsndfile can decode, streamed and looped.
     case file(path: String)
+    /// Frames made outside this module (a sound-source plugin's process): a fresh source per playback.
+    /// When it comes up short the renderer switches to the built-in tone, as for a failing file.
+    case custom(CustomAlarmSound)
 
     public var description: String {
         switch self {
         case .builtInTone: "built-in alarm tone"
         case .file(let path): path
+        case .custom(let sound): sound.name
         }
     }
+}
+
+/// A sound made by code outside this module. Compared by identity.
+public final class CustomAlarmSound: Sendable, Hashable {
+    /// For reports, e.g. `plugin org.snoozefuse.tone`.
+    public let name: String
+    private let make: @Sendable (_ deviceRate: Int) throws(SoundFileError) -> any AlarmSoundSource
+
+    public init(name: String, make: @escaping @Sendable (_ deviceRate: Int) throws(SoundFileError) -> any AlarmSoundSource) {
+        self.name = name
+        self.make = make
+    }
+
+    public func makeSource(deviceRate: Int) throws(SoundFileError) -> any AlarmSoundSource {
+        try make(deviceRate)
+    }
+
+    public static func == (lhs: CustomAlarmSound, rhs: CustomAlarmSound) -> Bool { lhs === rhs }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }
 
 /// A sound file streamed from disk and looped seamlessly.
@@ -191,6 +214,7 @@ extension AlarmSound {
         switch self {
         case .builtInTone: AlarmToneSource(sampleRate: deviceRate)
         case .file(let path): try LoopingSoundFileSource(path: path)
+        case .custom(let sound): try sound.makeSource(deviceRate: deviceRate)
         }
     }
 
