@@ -78,6 +78,14 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(
+            name: "SnoozeFusePluginHost",
+            dependencies: [
+                "SnoozeFusePluginABI", "SnoozeFuseAudio",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .target(
             name: "SnoozeFuseRuntime",
             dependencies: [
                 "SnoozeFuseCore", "SnoozeFuseAudio", "CLinux",

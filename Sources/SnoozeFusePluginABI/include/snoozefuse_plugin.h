@@ -31,6 +31,8 @@
  *  7. Ids are reverse-DNS, lower case: `^[a-z0-9]+(\.[a-z0-9-]+)+$`, at most 127 bytes, e.g.
  *     `org.example.rain`. An id never changes once published; `version` does.
  *  8. Unknown kind and feature bits are ignored by the host; unknown status codes are errors.
+ *  9. The descriptor's first three fields (struct_size, abi_major, abi_minor) keep their place
+ *     and type in every major version, so a host can always tell which version it was given.
  *
  * THREAD TAGS (every function pointer carries one)
  *
@@ -173,7 +175,8 @@ struct snoozefuse_pulse_emitter {
     /* [pulse-thread] Stops a pulse in progress, if any, and leaves the device as it was found. */
     void (*cancel)(snoozefuse_pulse_emitter *self);
 
-    /* [main-thread] Cancels and frees the instance. */
+    /* [pulse-thread] Cancels and frees the instance; called on the instance's pulse thread after
+     * its last emit or cancel has returned (never while one is running). */
     void (*destroy)(snoozefuse_pulse_emitter *self);
 };
 

@@ -1,0 +1,105 @@
+/// A problem with one plugin file, naming the file. A bad plugin is reported and skipped; the host
+/// keeps working.
+public struct PluginError: Error, Sendable, Hashable, CustomStringConvertible {
+    public enum Reason: Sendable, Hashable {
+        /// The file or folder could not be examined (`stat` failed).
+        case unreadable(String)
+        /// The file or a folder holding it is writable by group or others: anyone could swap it.
+        case writableByOthers(path: String, mode: UInt32)
+        /// `dlopen` failed; `dlerror`'s text.
+        case openFailed(String)
+        /// The library does not export `snoozefuse_plugin_entry`.
+        case missingEntry
+        /// The entry function returned NULL.
+        case nullDescriptor
+        /// The plugin was built for another major ABI version.
+        case abiMajorMismatch(plugin: UInt32, pluginMinor: UInt32, host: UInt32, hostMinor: UInt32)
+        /// A struct is smaller than this ABI version's layout.
+        case structTooSmall(name: String, size: UInt32, expected: Int)
+        /// A required field (string or function pointer) is NULL.
+        case missingField(String)
+        /// The id is not reverse-DNS.
+        case invalidID(String)
+        /// The descriptor declares no kind this host knows.
+        case noKnownKind(UInt32)
+        /// Another plugin already has this id (the first one found wins).
+        case duplicateID(id: String, firstPath: String)
+        /// No plugin with this id is installed.
+        case unknownPlugin(String)
+        /// The plugin cannot create this kind of instance.
+        case wrongKind(id: String, wanted: String)
+        /// A plugin call returned an error status, with the plugin's own message.
+        case callFailed(call: String, status: Int32, message: String)
+        /// `render` wrote NaN or infinity.
+        case renderNotFinite
+        /// A pulse did not finish within the host's deadline.
+        case timedOut(call: String, milliseconds: Int)
+        /// The process that ran the plugin ended (crashed, was killed, or quit).
+        case processEnded(String)
+    }
+
+    /// The plugin file (or, for `unknownPlugin`, the id asked for).
+    public var path: String
+    public var reason: Reason
+
+    public init(path: String, reason: Reason) {
+        self.path = path
+        self.reason = reason
+    }
+
+    public var description: String { "\(path): \(reasonText)" }
+
+    public var reasonText: String {
+        switch reason {
+        case .unreadable(let why):
+            return "cannot be examined: \(why)"
+        case .writableByOthers(let where_, let mode):
+            let what = where_ == path ? "the file" : "its folder \(where_)"
+            return "refused: \(what) is writable by other users (mode \(String(mode & 0o7777, radix: 8))); run `chmod go-w \(where_)`"
+        case .openFailed(let why):
+            return "cannot be loaded: \(why)"
+        case .missingEntry:
+            return "not a snoozefuse plugin: it does not export the function snoozefuse_plugin_entry"
+        case .nullDescriptor:
+            return "snoozefuse_plugin_entry returned NULL (the plugin declined to load)"
+        case .abiMajorMismatch(let plugin, let pluginMinor, let host, let hostMinor):
+            return "built for plugin ABI \(plugin).\(pluginMinor), but this snoozefuse speaks ABI \(host).\(hostMinor); rebuild the plugin against ABI \(host)"
+        case .structTooSmall(let name, let size, let expected):
+            return "\(name).struct_size is \(size), smaller than the \(expected) bytes of ABI 1.0"
+        case .missingField(let field):
+            return "\(field) is NULL"
+        case .invalidID(let id):
+            return "id \"\(id)\" is not a reverse-DNS id (lower case, like org.example.rain, at most 127 bytes)"
+        case .noKnownKind(let kinds):
+            return "declares no kind this host knows (kinds = \(kinds)); expected a sound source and/or a pulse emitter"
+        case .duplicateID(let id, let firstPath):
+            return "skipped: id \(id) is already provided by \(firstPath) (the first one found wins)"
+        case .unknownPlugin(let id):
+            return "no plugin with id \"\(id)\" is installed (see `snoozefuse plugins list`)"
+        case .wrongKind(let id, let wanted):
+            return "plugin \(id) is not a \(wanted)"
+        case .callFailed(let call, let status, let message):
+            let named = Self.statusName(status)
+            return message.isEmpty ? "\(call) failed with \(named)" : "\(call) failed with \(named): \(message)"
+        case .renderNotFinite:
+            return "render wrote NaN or infinity; the source was disabled (silence instead)"
+        case .timedOut(let call, let milliseconds):
+            return "\(call) did not return within \(milliseconds) ms (the host drops pulses while an emitter is busy)"
+        case .processEnded(let how):
+            return "the plugin's process ended: \(how)"
+        }
+    }
+
+    /// The `SNOOZEFUSE_STATUS_*` name of a status code.
+    public static func statusName(_ status: Int32) -> String {
+        switch status {
+        case 0: "OK"
+        case 1: "INVALID_CONFIG"
+        case 2: "UNSUPPORTED"
+        case 3: "UNAVAILABLE"
+        case 4: "WRONG_STATE"
+        case 5: "FAILED"
+        default: "unknown status \(status)"
+        }
+    }
+}
