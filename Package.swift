@@ -98,7 +98,7 @@ let package = Package(
         .executableTarget(
             name: "snoozefuse",
             dependencies: [
-                "SnoozeFuseCore", "SnoozeFuseRuntime", "SnoozeFuseAudio",
+                "SnoozeFuseCore", "SnoozeFuseRuntime", "SnoozeFuseAudio", "SnoozeFusePluginHost",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

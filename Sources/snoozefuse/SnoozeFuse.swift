@@ -21,6 +21,6 @@ struct SnoozeFuse: AsyncParsableCommand {
         78 bad configuration, 130 interrupted (Ctrl-C).
         """,
         version: "snoozefuse \(version)",
-        subcommands: [Nap.self, Sounds.self, Devices.self]
+        subcommands: [Nap.self, Sounds.self, Plugins.self, Devices.self]
     )
 }
