@@ -60,6 +60,8 @@ struct Nap: AsyncParsableCommand {
 
     @OptionGroup var audio: AlarmAudioOptions
 
+    @OptionGroup var plugins: PluginNapOptions
+
     func validate() throws {
         guard let chosen = Preset.builtIn(named: preset) else {
             throw ValidationError("unknown preset \"\(preset)\" for --preset. Built-in presets: \(Preset.builtIn.map(\.name).joined(separator: ", ")).")
@@ -87,7 +89,8 @@ struct Nap: AsyncParsableCommand {
         let chosen = Preset.builtIn(named: preset) ?? .basic
         let timers = timers(from: chosen)
         // A bad sound file is reported now (exit 65/66), not when the alarm should ring.
-        let settings = try audio.playbackSettings()
+        var settings = try audio.playbackSettings()
+        let napPlugins = try plugins.start(settings: &settings)
         let terminal = TerminalStyle.detect()
         let keys = TerminalKeyReader(fileDescriptor: STDIN_FILENO)
         let hint = keys == nil ? "(Ctrl-C to stop)" : "(Enter to stop, s to snooze, q to cancel)"
@@ -107,8 +110,14 @@ struct Nap: AsyncParsableCommand {
                 await observer.record(outputRecord(change, origin: origin))
             }
         }
+        let pluginNotes = Task(executorPreference: executor) {
+            for await note in napPlugins.notices {
+                await observer.record(record(.warning, origin: origin, output: nil, message: note))
+            }
+        }
+        let alarmWithPulses = napPlugins.alarmOutput(wrapping: systemVolume)
         let driver = SessionDriver(
-            clock: BootTimeClock(), timers: timers, alarm: systemVolume, observer: observer,
+            clock: BootTimeClock(), timers: timers, alarm: alarmWithPulses, observer: observer,
             showsCountdown: !quiet && terminal.isTerminal, taskExecutor: executor
         )
 
@@ -124,9 +133,11 @@ struct Nap: AsyncParsableCommand {
         let outcome = await driver.run(startingWith: .start, inputs: inputs)
 
         keys?.stop()
-        await systemVolume.stop()
+        await alarmWithPulses.stop()
         await alarm.finish()
         await changes.value
+        napPlugins.finish()
+        await pluginNotes.value
         observer.finish(outcome: outcome)
         withExtendedLifetime(signals) {}
         throw ExitStatus.forOutcome(outcome, interrupted: interrupted.load(ordering: .relaxed))

@@ -1,0 +1,142 @@
+import ArgumentParser
+import Foundation
+import SnoozeFuseAudio
+import SnoozeFuseCore
+import SnoozeFusePluginHost
+import SnoozeFuseRuntime
+
+/// `nap --source ID[:key=value,...]` and repeatable `--emitter ID[:key=value,...]`.
+struct PluginNapOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Play the alarm from a sound-source plugin (`snoozefuse plugins list`); the built-in tone takes over if it fails or crashes.", valueName: "id[:key=value,...]"))
+    var source: String?
+
+    @Option(name: .customLong("emitter"), help: ArgumentHelp("Send the alarm pattern to a pulse-emitter plugin (repeatable).", valueName: "id[:key=value,...]"))
+    var emitters: [String] = []
+
+    func validate() throws {
+        for text in (source.map { [$0] } ?? []) + emitters where PluginSpec(parsing: text) == nil {
+            throw ValidationError("\"\(text)\" is not a plugin: expected ID or ID:key=value,...")
+        }
+    }
+
+    /// Starts each plugin instance in a supervised child process. Unknown ids or plugins of the
+    /// wrong kind are reported and exit 66 before the nap begins.
+    func start(settings: inout AlarmPlaybackSettings) throws -> NapPlugins {
+        let plugins = NapPlugins()
+        guard source != nil || !emitters.isEmpty else { return plugins }
+        guard let executable = PluginSearchPath.currentExecutable() else { throw ExitStatus.internalError }
+        let registry = scanPlugins(logger: pluginLogger(level: .error))
+        func find(_ text: String, kind: PluginKinds, named: String) throws -> (LoadedPlugin, PluginSpec) {
+            let spec = PluginSpec(parsing: text)!
+            guard let plugin = registry.plugin(id: spec.id) else {
+                writeLine("snoozefuse: \(PluginError(path: spec.id, reason: .unknownPlugin(spec.id)).reasonText)", to: STDERR_FILENO)
+                throw ExitStatus.missingInput
+            }
+            guard plugin.info.kinds.contains(kind) else {
+                writeLine("snoozefuse: \(PluginError(path: plugin.info.path, reason: .wrongKind(id: plugin.info.id, wanted: named)))", to: STDERR_FILENO)
+                throw ExitStatus.usage
+            }
+            return (plugin, spec)
+        }
+        let notices = plugins.noticeFeed
+        let onExit: @Sendable (PluginInfo, String) -> Void = { info, how in
+            notices.yield("plugin \(info.id) stopped: \(how) (\(info.path))")
+        }
+        if let source {
+            let (plugin, spec) = try find(source, kind: .soundSource, named: "sound source")
+            do {
+                let child = try PluginChildProcess(
+                    executable: executable,
+                    arguments: ["plugins", "serve", "--kind", "source", "--path", plugin.info.path, "--config", spec.config],
+                    info: plugin.info, role: .readsFromChild) { info, how in
+                        notices.yield("sound-source plugin \(info.id) stopped (\(how)); the alarm plays the built-in tone instead (\(info.path))")
+                    }
+                let stream = PluginAudioStream(child: child, sampleRate: PluginServer.sourceRate, channels: PluginServer.sourceChannels)
+                plugins.stream = stream
+                settings.sound = .custom(stream.customSound)
+            } catch {
+                notices.yield("\(error); the alarm plays the built-in tone instead")
+            }
+        }
+        for text in emitters {
+            let (plugin, spec) = try find(text, kind: .pulseEmitter, named: "pulse emitter")
+            do {
+                let child = try PluginChildProcess(
+                    executable: executable,
+                    arguments: ["plugins", "serve", "--kind", "emitter", "--path", plugin.info.path, "--config", spec.config],
+                    info: plugin.info, role: .writesToChild, pipeCapacity: 4096, onExit: onExit)
+                plugins.emitters.append(PluginProcessEmitter(child: child))
+            } catch {
+                notices.yield("\(error)")
+            }
+        }
+        return plugins
+    }
+}
+
+/// The plugin instances of one nap, each in its own child process, and what they report.
+final class NapPlugins: Sendable {
+    // Set once in `PluginNapOptions.start` before the object is shared, then only read.
+    nonisolated(unsafe) var stream: PluginAudioStream?
+    nonisolated(unsafe) var emitters: [PluginProcessEmitter] = []
+    /// One line per plugin event (a child that ended), for the session's records.
+    let notices: AsyncStream<String>
+    let noticeFeed: AsyncStream<String>.Continuation
+
+    init() {
+        (notices, noticeFeed) = AsyncStream.makeStream(of: String.self)
+    }
+
+    /// `base`, plus the alarm pattern on every emitter while it sounds.
+    func alarmOutput(wrapping base: any AlarmOutput) -> any AlarmOutput {
+        emitters.isEmpty ? base : PulsingAlarmOutput(base: base, emitters: emitters)
+    }
+
+    func finish() {
+        noticeFeed.finish()
+    }
+}
+
+/// An alarm output that also pulses emitters with the alarm pattern of SPEC §2 while it sounds:
+/// one pulse at once, then every second a pair 0.5 s apart. The sound starts first and never waits
+/// for an emitter (each pulse is handed to a child process without blocking).
+actor PulsingAlarmOutput: AlarmOutput {
+    let base: any AlarmOutput
+    let emitters: [PluginProcessEmitter]
+    private var pattern: Task<Void, Never>?
+
+    init(base: any AlarmOutput, emitters: [PluginProcessEmitter]) {
+        self.base = base
+        self.emitters = emitters
+    }
+
+    func arm(reason: AlarmReason, after delay: Duration) async {
+        await base.arm(reason: reason, after: delay)
+    }
+
+    func start(reason: AlarmReason) async -> AlarmStartReport {
+        let report = await base.start(reason: reason)
+        pattern?.cancel()
+        let emitters = emitters
+        pattern = Task {
+            let start = ContinuousClock.now
+            var cycleStart = Duration.zero
+            while !Task.isCancelled {
+                // Ten seconds of the pattern at a time (offsets keep counting from the start).
+                for pulse in PulsePattern.alarm(until: cycleStart + .seconds(10)) where pulse.offset >= cycleStart {
+                    guard (try? await Task.sleep(until: start.advanced(by: pulse.offset), clock: .continuous)) != nil else { return }
+                    for emitter in emitters { emitter.emit(intensity: pulse.intensity, duration: pulse.duration) }
+                }
+                cycleStart += .seconds(10)
+            }
+        }
+        return report
+    }
+
+    func stop() async {
+        pattern?.cancel()
+        pattern = nil
+        for emitter in emitters { emitter.cancel() }
+        await base.stop()
+    }
+}
