@@ -147,6 +147,15 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
+            name: "SnoozeFusePluginTests",
+            dependencies: [
+                "SnoozeFusePluginHost", "SnoozeFuseAudio", "SnoozeFuseTestSupport", "snoozefuse",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            exclude: ["Fixtures"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "SnoozeFuseCLITests",
             dependencies: ["snoozefuse", "SnoozeFuseTestSupport"],
             swiftSettings: strictSettings

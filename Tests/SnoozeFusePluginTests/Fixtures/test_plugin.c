@@ -1,0 +1,132 @@
+/* A configurable plugin for the host's tests, compiled at test time with -D flags:
+ *   PLUGIN_ID="..."        the id (default "org.test.plugin")
+ *   ABI_MAJOR=N            the ABI major it claims (default the header's)
+ *   NO_ENTRY               export a differently named function instead of the entry
+ *   NULL_RENDER            the source's render pointer is NULL
+ *   RENDER_ERROR           render returns SNOOZEFUSE_STATUS_FAILED
+ *   RENDER_NAN             render writes NaN
+ *   CRASH_AFTER_FRAMES=N   render dereferences NULL once N frames have been rendered
+ *   EMITTER                also a pulse emitter
+ *   EMIT_BLOCK_MS=N        emit sleeps N ms
+ *   EMIT_CRASH             emit dereferences NULL */
+#define _GNU_SOURCE
+#include "snoozefuse_plugin.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#ifndef PLUGIN_ID
+#define PLUGIN_ID "org.test.plugin"
+#endif
+#ifndef ABI_MAJOR
+#define ABI_MAJOR SNOOZEFUSE_PLUGIN_ABI_MAJOR
+#endif
+
+typedef struct state {
+    snoozefuse_sound_source source;
+    uint32_t channels;
+    unsigned long long frames;
+    double phase;
+} state;
+
+static snoozefuse_status activate(snoozefuse_sound_source *self, uint32_t rate, uint32_t channels, uint32_t max_frames,
+                                  const char *config, char *message, uint32_t capacity) {
+    (void)rate; (void)max_frames; (void)config; (void)message; (void)capacity;
+    ((state *)self->plugin_data)->channels = channels;
+    return SNOOZEFUSE_STATUS_OK;
+}
+
+static snoozefuse_status render(snoozefuse_sound_source *self, float *out, uint32_t frames) {
+    state *s = self->plugin_data;
+#ifdef RENDER_ERROR
+    (void)out; (void)frames; (void)s;
+    return SNOOZEFUSE_STATUS_FAILED;
+#else
+    for (uint32_t i = 0; i < frames * s->channels; i++) {
+#ifdef RENDER_NAN
+        out[i] = NAN;
+#else
+        s->phase += 0.0572; /* about 440 Hz at 48 kHz */
+        out[i] = (float)(0.5 * sin(s->phase));
+#endif
+    }
+    s->frames += frames;
+#ifdef CRASH_AFTER_FRAMES
+    if (s->frames >= CRASH_AFTER_FRAMES) *(volatile int *)0 = 1;
+#endif
+    return SNOOZEFUSE_STATUS_OK;
+#endif
+}
+
+static void deactivate(snoozefuse_sound_source *self) { (void)self; }
+static void destroy(snoozefuse_sound_source *self) { free(self->plugin_data); }
+
+static snoozefuse_status create_source(const snoozefuse_host *host, snoozefuse_sound_source **out, char *message,
+                                       uint32_t capacity) {
+    (void)host; (void)message; (void)capacity;
+    state *s = calloc(1, sizeof *s);
+    s->source.struct_size = sizeof s->source;
+    s->source.plugin_data = s;
+    s->source.activate = activate;
+#ifdef NULL_RENDER
+    s->source.render = NULL;
+#else
+    s->source.render = render;
+#endif
+    s->source.deactivate = deactivate;
+    s->source.destroy = destroy;
+    *out = &s->source;
+    return SNOOZEFUSE_STATUS_OK;
+}
+
+#ifdef EMITTER
+static snoozefuse_status emit(snoozefuse_pulse_emitter *self, float intensity, uint32_t ms, char *message, uint32_t capacity) {
+    (void)self; (void)intensity; (void)ms; (void)message; (void)capacity;
+#ifdef EMIT_CRASH
+    *(volatile int *)0 = 1;
+#endif
+#ifdef EMIT_BLOCK_MS
+    struct timespec wait = {EMIT_BLOCK_MS / 1000, (EMIT_BLOCK_MS % 1000) * 1000000L};
+    nanosleep(&wait, NULL);
+#endif
+    return SNOOZEFUSE_STATUS_OK;
+}
+static void cancel(snoozefuse_pulse_emitter *self) { (void)self; }
+static void destroy_emitter(snoozefuse_pulse_emitter *self) { free(self); }
+static snoozefuse_status create_emitter(const snoozefuse_host *host, const char *config, snoozefuse_pulse_emitter **out,
+                                        char *message, uint32_t capacity) {
+    (void)host; (void)config; (void)message; (void)capacity;
+    snoozefuse_pulse_emitter *e = calloc(1, sizeof *e);
+    e->struct_size = sizeof *e;
+    e->emit = emit;
+    e->cancel = cancel;
+    e->destroy = destroy_emitter;
+    *out = e;
+    return SNOOZEFUSE_STATUS_OK;
+}
+#define KINDS (SNOOZEFUSE_KIND_SOUND_SOURCE | SNOOZEFUSE_KIND_PULSE_EMITTER)
+#define CREATE_EMITTER create_emitter
+#else
+#define KINDS SNOOZEFUSE_KIND_SOUND_SOURCE
+#define CREATE_EMITTER NULL
+#endif
+
+static const snoozefuse_plugin_descriptor descriptor = {
+    .struct_size = sizeof(snoozefuse_plugin_descriptor),
+    .abi_major = ABI_MAJOR,
+    .abi_minor = SNOOZEFUSE_PLUGIN_ABI_MINOR,
+    .kinds = KINDS,
+    .id = PLUGIN_ID,
+    .name = "Test plugin",
+    .version = "0.0.1",
+    .vendor = "tests",
+    .create_sound_source = create_source,
+    .create_pulse_emitter = CREATE_EMITTER,
+};
+
+#ifdef NO_ENTRY
+SNOOZEFUSE_PLUGIN_EXPORT const snoozefuse_plugin_descriptor *some_other_function(void) { return &descriptor; }
+#else
+SNOOZEFUSE_PLUGIN_EXPORT const snoozefuse_plugin_descriptor *snoozefuse_plugin_entry(void) { return &descriptor; }
+#endif

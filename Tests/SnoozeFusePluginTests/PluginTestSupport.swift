@@ -1,0 +1,82 @@
+import Foundation
+import Logging
+import SnoozeFusePluginHost
+
+/// The repository root (tests build plugins from its sources).
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+let abiInclude = repositoryRoot.appendingPathComponent("Sources/SnoozeFusePluginABI/include").path
+let testPluginSource = repositoryRoot.appendingPathComponent("Tests/SnoozeFusePluginTests/Fixtures/test_plugin.c").path
+
+/// A private folder (0700) for plugins built by one test, removed by `cleanUp`.
+struct PluginFolder {
+    let path: String
+
+    init() throws {
+        var template = Array((NSTemporaryDirectory() + "/snoozefuse-plugin-test-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
+        path = String(cString: made)
+    }
+
+    func cleanUp() { try? FileManager.default.removeItem(atPath: path) }
+
+    /// Compiles C `source` into `name` with `cc -shared -fPIC` and returns its path.
+    @discardableResult
+    func buildC(_ name: String, source: String = testPluginSource, defines: [String] = []) throws -> String {
+        let output = path + "/" + name
+        let result = try run("/usr/bin/env", ["cc", "-std=c11", "-shared", "-fPIC", "-O1", "-I", abiInclude]
+                             + defines.map { "-D" + $0 } + [source, "-o", output, "-lm", "-lpthread"])
+        guard result.status == 0 else { throw BuildFailure(output: result.output) }
+        return output
+    }
+}
+
+struct BuildFailure: Error, CustomStringConvertible {
+    var output: String
+    var description: String { "build failed: \(output)" }
+}
+
+/// Runs a program to its end; returns its status and its standard output and error together.
+func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, output: String, signalled: Bool) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    if let environment { process.environment = environment }
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = pipe
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self), process.terminationReason == .uncaughtSignal)
+}
+
+/// A logger that keeps what it is given, to assert on.
+final class LogRecorder: @unchecked Sendable {
+    // @unchecked Sendable: `lines` is only touched under `lock`.
+    private let lock = NSLock()
+    private var lines: [String] = []
+
+    var recorded: [String] { lock.withLock { lines } }
+
+    func append(_ line: String) { lock.withLock { lines.append(line) } }
+
+    var logger: Logger {
+        Logger(label: "test") { _ in RecordingHandler(recorder: self) }
+    }
+
+    struct RecordingHandler: LogHandler {
+        let recorder: LogRecorder
+        var logLevel: Logger.Level = .debug
+        var metadata: Logger.Metadata = [:]
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) { recorder.append("\(event.level): \(event.message)") }
+        func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
+                 file: String, function: String, line: UInt) {
+            recorder.append("\(level): \(message)")
+        }
+    }
+}
