@@ -1,0 +1,143 @@
+import Foundation
+import SnoozeFuseAudio
+import SnoozeFusePluginHost
+import SnoozeFuseTestSupport
+import Synchronization
+import Testing
+
+/// Crash isolation: every plugin instance of a nap runs in a child process (the built `snoozefuse`
+/// re-executed as `plugins serve`); the alarm renderer reads the source's frames from a pipe and
+/// switches to the built-in tone when they stop.
+@Suite("Plugin crash isolation and the validator", .serialized)
+struct PluginIsolationTests {
+    let snoozefuse = BuiltProducts.executable("snoozefuse").path
+
+    @Test func sourceThatSegfaultsDuringRingingFallsBackToTheBuiltInTone() throws {
+        let folder = try PluginFolder()
+        defer { folder.cleanUp() }
+        // Crashes after 0.5 s of audio: the child writes that much, then dies in render.
+        let path = try folder.buildC("crash.so", defines: ["CRASH_AFTER_FRAMES=24000"])
+        let info = try PluginLoader.load(path: path, logger: LogRecorder().logger).info
+        let ended = Mutex<String?>(nil)
+        let child = try PluginChildProcess(
+            executable: snoozefuse, arguments: ["plugins", "serve", "--kind", "source", "--path", path],
+            info: info, role: .readsFromChild) { _, how in ended.withLock { $0 = how } }
+        let stream = PluginAudioStream(child: child, sampleRate: PluginServer.sourceRate, channels: 1)
+        let format = PCMStreamFormat(sampleFormat: .float32LE, sampleRate: 48_000, channels: 2, bufferFrames: 4800, periodFrames: 1200)
+        let renderer = try AlarmRenderer(source: stream.makeSource(), format: format,
+                                         gain: AlarmGain(volume: 1, fadeIn: .zero))
+        var block = [Float](repeating: 0, count: 1200 * 2)
+        var blocks = 0
+        // Render until the renderer has switched (it reads on, without waiting, as a device would).
+        while renderer.switchedToBuiltInTone == nil {
+            let frames = block.withUnsafeMutableBufferPointer { renderer.render(into: $0, format: format) }
+            #expect(frames == 1200)
+            blocks += 1
+            if blocks > 1_000_000 { break } // a bound instead of a hang if the fallback never comes
+        }
+        #expect(renderer.switchedToBuiltInTone != nil)
+        // What follows is the built-in tone, never silence: one second holds its four beeps.
+        var second = [Float](repeating: 0, count: 48_000 * 2)
+        _ = second.withUnsafeMutableBufferPointer { renderer.render(into: $0, format: format) }
+        #expect(second.contains { abs($0) > 0.3 })
+        // The parent learns how the child ended (its waiting thread reports it).
+        while child.exitDescription == nil { usleep(1000) }
+        #expect(child.exitDescription?.contains("signal 11") == true)
+        #expect(ended.withLock { $0 }?.contains("signal 11") == true)
+    }
+
+    @Test func napWithACrashingSourceStillRingsAndReportsIt() throws {
+        let folder = try PluginFolder()
+        defer { folder.cleanUp() }
+        // Ten seconds of audio before the crash: more than the pipe holds, so the child is still
+        // alive (blocked on the full pipe) when the alarm starts, and crashes while it rings.
+        try folder.buildC("crash.so", defines: ["PLUGIN_ID=\"org.test.crash\"", "CRASH_AFTER_FRAMES=480000"])
+        var environment = ProcessInfo.processInfo.environment
+        environment["SNOOZEFUSE_PLUGIN_PATH"] = folder.path
+        let result = try run(snoozefuse, [
+            "nap", "--preset", "quick-test", "--no-hold", "--release", "0", "--nap", "1", "--ring-limit", "3",
+            "--device", "null", "--source", "org.test.crash", "--events", "jsonl", "--quiet",
+        ], environment: environment)
+        #expect(result.status == 0, "\(result.output)")
+        let events = result.output.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        let alarm = try #require(events.first { $0["event"] as? String == "alarm" }, "\(result.output)")
+        let warning = try #require(events.first { ($0["message"] as? String)?.contains("org.test.crash") == true }, "\(result.output)")
+        #expect((warning["message"] as? String)?.contains("signal 11") == true)
+        #expect((warning["message"] as? String)?.contains("built-in tone") == true)
+        #expect((warning["t"] as? Double ?? 0) >= (alarm["t"] as? Double ?? .infinity))
+        #expect(events.last?["outcome"] as? String == "ring_limit")
+    }
+
+    @Test func napWithACrashingEmitterStillRings() throws {
+        let folder = try PluginFolder()
+        defer { folder.cleanUp() }
+        try folder.buildC("crash.so", defines: ["PLUGIN_ID=\"org.test.crashpulse\"", "EMITTER", "EMIT_CRASH"])
+        var environment = ProcessInfo.processInfo.environment
+        environment["SNOOZEFUSE_PLUGIN_PATH"] = folder.path
+        let result = try run(snoozefuse, [
+            "nap", "--preset", "quick-test", "--no-hold", "--release", "0", "--nap", "1", "--ring-limit", "2",
+            "--device", "null", "--emitter", "org.test.crashpulse", "--events", "jsonl", "--quiet",
+        ], environment: environment)
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output.contains("\"event\":\"alarm\""))
+        #expect(result.output.contains("plugin org.test.crashpulse stopped: killed by signal 11"))
+    }
+
+    @Test func checkPassesAGoodPlugin() throws {
+        let folder = try PluginFolder()
+        defer { folder.cleanUp() }
+        let path = try folder.buildC("good.so", defines: ["EMITTER"])
+        let result = try run(snoozefuse, ["plugins", "check", path])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output.contains("all"))
+        #expect(!result.output.contains("PROBLEM"))
+    }
+
+    @Test func checkReportsACrashInRenderAndExits65() throws {
+        let folder = try PluginFolder()
+        defer { folder.cleanUp() }
+        let path = try folder.buildC("crash.so", defines: ["CRASH_AFTER_FRAMES=1000"])
+        let result = try run(snoozefuse, ["plugins", "check", path])
+        #expect(result.status == 65)
+        #expect(result.output.contains("create_sound_source returns a complete instance"))
+        #expect(result.output.contains("the plugin crashed the checking process: killed by signal 11"))
+    }
+
+    @Test func checkReportsABlockingEmitter() throws {
+        let folder = try PluginFolder()
+        defer { folder.cleanUp() }
+        let path = try folder.buildC("slow.so", defines: ["EMITTER", "EMIT_BLOCK_MS=5000"])
+        let result = try run(snoozefuse, ["plugins", "check", path])
+        #expect(result.status == 65)
+        #expect(result.output.contains("did not return within 1000 ms"))
+    }
+
+    @Test func checkReportsEveryBrokenKindNamingTheFile() throws {
+        let folder = try PluginFolder()
+        defer { folder.cleanUp() }
+        let cases: [(String, [String], String)] = [
+            ("abi.so", ["ABI_MAJOR=2"], "built for plugin ABI 2.0, but this snoozefuse speaks ABI 1.0"),
+            ("entry.so", ["NO_ENTRY"], "does not export the function snoozefuse_plugin_entry"),
+            ("null.so", ["NULL_RENDER"], "snoozefuse_sound_source.render is NULL"),
+            ("error.so", ["RENDER_ERROR"], "render failed with FAILED"),
+            ("nan.so", ["RENDER_NAN"], "render wrote NaN or infinity"),
+        ]
+        for (name, defines, expected) in cases {
+            let path = try folder.buildC(name, defines: defines)
+            let result = try run(snoozefuse, ["plugins", "check", path])
+            #expect(result.status == 65, "\(name): \(result.output)")
+            #expect(result.output.contains(expected), "\(name): \(result.output)")
+            #expect(result.output.contains(path), "\(name): \(result.output)")
+        }
+    }
+
+    @Test func listShowsBuiltInPluginsFromTheBuildFolder() throws {
+        let result = try run(snoozefuse, ["plugins", "list", "--json"])
+        #expect(result.status == 0, "\(result.output)")
+        for id in ["org.snoozefuse.tone", "org.snoozefuse.noise", "org.snoozefuse.terminal", "org.snoozefuse.command"] {
+            #expect(result.output.contains("\"id\":\"\(id)\""), "\(result.output)")
+        }
+    }
+}
