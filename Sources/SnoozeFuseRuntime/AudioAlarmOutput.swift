@@ -42,10 +42,10 @@ public struct AlarmOutputChange: Sendable, Hashable {
 ///   `outputChanges`.
 public actor AudioAlarmOutput: AlarmOutput {
     /// The devices to try in order; `default` is appended when missing.
-    public let devices: [String]
-    public let settings: AlarmPlaybackSettings
+    public nonisolated let devices: [String]
+    public nonisolated let settings: AlarmPlaybackSettings
     /// Waits between reconnect attempts; the last one repeats.
-    public let reconnectDelays: [Duration]
+    public nonisolated let reconnectDelays: [Duration]
     /// Mid-alarm output changes, in order. Single consumer.
     public nonisolated let outputChanges: AsyncStream<AlarmOutputChange>
 

@@ -1,0 +1,127 @@
+import Foundation
+import SnoozeFuseAudio
+import SnoozeFuseCore
+import SnoozeFuseRuntime
+import SnoozeFuseTestSupport
+import Synchronization
+import Testing
+
+@Suite("Audio alarm output", .serialized)
+struct AudioAlarmTests {
+    @Test("a device that does not exist falls back along the chain, names each failure, and still sounds")
+    func nonexistentDeviceFallsBack() async throws {
+        let pipe = Pipe()
+        let bell = TerminalBellAlarm(fileDescriptor: pipe.fileHandleForWriting.fileDescriptor, isTerminal: false,
+                                     usesColour: false, hint: "(test)")
+        let output = AudioAlarmOutput(device: "nonexistent", settings: AlarmPlaybackSettings(), fallback: bell)
+        #expect(output.devices == ["nonexistent", "default"])
+        let report = await output.start(reason: .nap)
+        await output.stop()
+        #expect(report.fallbacks.first?.contains("ALSA nonexistent failed") == true, "\(report.fallbacks)")
+        #expect(report.fallbacks.first?.contains("Unknown PCM nonexistent") == true)
+        if ALSADeviceList.probePlayback("default").opens {
+            // A machine with sound: `default` takes over.
+            #expect(report.output == "ALSA default")
+            #expect(report.fallbacks.count == 1)
+        } else {
+            // No sound card and no server: the bell sounds, after both failures.
+            #expect(report.output == "terminal bell")
+            #expect(report.fallbacks.count == 2)
+            #expect(report.fallbacks.last?.contains("ALSA default failed") == true)
+            try pipe.fileHandleForWriting.close()
+            let written = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(written.contains("\u{07}ALARM (nap over) (test)"))
+        }
+    }
+
+    @Test("arming renders ahead and writes the first frame at the due instant, measuring its lateness")
+    func armedStartMeasuresLateness() async throws {
+        let bell = TerminalBellAlarm(fileDescriptor: -1, isTerminal: false, usesColour: false, hint: "")
+        let output = AudioAlarmOutput(device: "null", settings: AlarmPlaybackSettings(), fallback: bell)
+        await output.arm(reason: .max, after: .milliseconds(300))
+        let report = await output.start(reason: .max)
+        await output.stop()
+        #expect(report.output == "ALSA null")
+        #expect(report.fallbacks.isEmpty)
+        let lateness = try #require(report.lateness)
+        // Never early: the audio thread slept until the due instant before writing.
+        #expect(lateness >= .zero, "lateness \(lateness)")
+    }
+
+    @Test("bad sound files exit 65 (66 when missing) with the path and the reason, from nap and sounds play",
+          arguments: BadSound.allCases)
+    func badSoundFiles(kind: BadSound) async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = try kind.make(in: directory)
+        let binary = BuiltProducts.executable("snoozefuse")
+        for arguments in [["sounds", "play", path, "--device", "null", "--duration", "1"],
+                          ["nap", "--no-hold", "--preset", "quick-test", "--device", "null", "--sound", path]] {
+            let result = try await runProcess(binary, arguments)
+            #expect(result.status == kind.expectedStatus, "\(arguments): \(result.standardError)")
+            #expect(result.standardError.contains(path), "\(arguments): \(result.standardError)")
+            #expect(result.standardError.contains(kind.reason), "\(arguments): \(result.standardError)")
+            // Reported before anything started: no session events.
+            #expect(!result.standardOutput.contains("\"event\""))
+        }
+    }
+
+    enum BadSound: String, CaseIterable, CustomTestStringConvertible {
+        case missing, empty, truncatedHeader, noFrames, notAudio, unsupportedEncoding
+
+        var testDescription: String { rawValue }
+        var expectedStatus: Int32 { self == .missing ? 66 : 65 }
+        var reason: String {
+            switch self {
+            case .missing: "No such file or directory"
+            case .empty, .notAudio: "Format not recognised"
+            case .truncatedHeader: "No 'data' chunk"
+            case .noFrames: "no audio frames"
+            case .unsupportedEncoding: "libsndfile error"
+            }
+        }
+
+        func make(in directory: URL) throws -> String {
+            let url = directory.appendingPathComponent("\(rawValue).\(self == .unsupportedEncoding ? "caf" : "wav")")
+            let wavHeader: [UInt8] = Array("RIFF".utf8) + le32(36 + 4_000) + Array("WAVEfmt ".utf8) + le32(16)
+                + le16(1) + le16(1) + le32(8_000) + le32(16_000) + le16(2) + le16(16)
+                + Array("data".utf8) + le32(4_000)
+            switch self {
+            case .missing:
+                return url.path
+            case .empty:
+                try Data().write(to: url)
+            case .truncatedHeader:
+                try Data(wavHeader.prefix(30)).write(to: url)
+            case .noFrames:
+                // A complete header whose data chunk promises 2000 frames, and no data at all.
+                try Data(wavHeader).write(to: url)
+            case .notAudio:
+                try Data("This is a shopping list, not a sound.\n".utf8).write(to: url)
+            case .unsupportedEncoding:
+                // CAF with AAC packets, which libsndfile cannot decode.
+                var bytes: [UInt8] = Array("caff".utf8) + be16(1) + be16(0)
+                bytes += Array("desc".utf8) + be64(32)
+                bytes += be64(44_100.0.bitPattern) + Array("aac ".utf8) + be32(0) + be32(0) + be32(1024)
+                    + be32(2) + be32(0)
+                bytes += Array("data".utf8) + be64(12) + be32(0) + [UInt8](repeating: 0x21, count: 8)
+                try Data(bytes).write(to: url)
+            }
+            return url.path
+        }
+
+        private func le16(_ value: UInt16) -> [UInt8] { [UInt8(value & 0xFF), UInt8(value >> 8)] }
+        private func le32(_ value: UInt32) -> [UInt8] { le16(UInt16(value & 0xFFFF)) + le16(UInt16(value >> 16)) }
+        private func be16(_ value: UInt16) -> [UInt8] { [UInt8(value >> 8), UInt8(value & 0xFF)] }
+        private func be32(_ value: UInt32) -> [UInt8] { be16(UInt16(value >> 16)) + be16(UInt16(value & 0xFFFF)) }
+        private func be64(_ value: UInt64) -> [UInt8] { be32(UInt32(value >> 32)) + be32(UInt32(value & 0xFFFF_FFFF)) }
+    }
+}
+
+func makeTemporaryDirectory() throws -> URL {
+    let url = FileManager.default.temporaryDirectory
+        .appendingPathComponent("snoozefuse-audio-alarm-\(UUID().uuidString)", isDirectory: true)
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true,
+                                            attributes: [.posixPermissions: 0o700])
+    return url
+}
