@@ -27,6 +27,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
     ],
     targets: [
         // MARK: C libraries (one system-library target each, with a shim for what Swift cannot call)
@@ -41,6 +42,11 @@ let package = Package(
             providers: [.apt(["libasound2-dev"])]
         ),
         .systemLibrary(name: "CLinux"),
+        .systemLibrary(
+            name: "CCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
         .systemLibrary(
             name: "CSampleRate",
             pkgConfig: "samplerate",
@@ -86,6 +92,17 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(
+            name: "SnoozeFuseStore",
+            dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strictSettings
+        ),
+        // Sound library: validation, repair, import into the store, export (between the CLI and Audio/Store).
+        .target(
+            name: "SnoozeFuseSoundLibrary",
+            dependencies: ["SnoozeFuseAudio", "SnoozeFuseCAF", "SnoozeFuseStore", "CCrypto"],
+            swiftSettings: strictSettings
+        ),
+        .target(
             name: "SnoozeFuseRuntime",
             dependencies: [
                 "SnoozeFuseCore", "SnoozeFuseAudio", "CLinux",
@@ -99,6 +116,7 @@ let package = Package(
             name: "snoozefuse",
             dependencies: [
                 "SnoozeFuseCore", "SnoozeFuseRuntime", "SnoozeFuseAudio", "SnoozeFusePluginHost",
+                "SnoozeFuseSoundLibrary", "SnoozeFuseStore", "SnoozeFuseCAF",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -153,6 +171,14 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             exclude: ["Fixtures"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "SnoozeFuseSoundLibraryTests",
+            dependencies: [
+                "SnoozeFuseSoundLibrary", "SnoozeFuseStore", "SnoozeFuseAudio", "SnoozeFuseCAF",
+                "SnoozeFuseTestSupport", "snoozefuse",
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -17,9 +17,9 @@ public struct SoundFile: ~Copyable {
     /// Frames, rate, channels and format, as libsndfile reported them when the file was opened.
     public let info: SoundFileInfo
 
-    private let handle: OpaquePointer
+    let handle: OpaquePointer
     /// Keeps the virtual I/O source alive exactly as long as the handle that reads from it.
-    private let virtualIO: SoundFileVirtualIO?
+    let virtualIO: SoundFileVirtualIO?
 
     /// Opens the file at `path`.
     ///

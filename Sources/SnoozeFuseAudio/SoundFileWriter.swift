@@ -11,9 +11,9 @@ public struct SoundFileWriter: ~Copyable {
     /// The format, rate and channels it was created with (frames: as created, 0).
     public let info: SoundFileInfo
     /// Frames written so far.
-    public private(set) var framesWritten: Int64 = 0
+    public internal(set) var framesWritten: Int64 = 0
 
-    private var handle: OpaquePointer?
+    var handle: OpaquePointer?
 
     /// Creates (or truncates) the file at `path`.
     ///

@@ -14,6 +14,9 @@ func chooseAlarmSound(_ argument: String?, builtIns: BuiltInSounds? = BuiltInSou
     if let builtIns, let path = builtIns.path(named: name) {
         return .file(path: path)
     }
+    if argument != nil, let path = importedSoundPath(named: name) {
+        return .file(path: path)
+    }
     guard let argument else {
         let missing = builtIns.map { "there is no \(name).\(BuiltInSounds.fileExtension) in \($0.folder.path)" }
             ?? "no built-in sounds folder (looked in \(BuiltInSounds.candidateFolders(executable: BuiltInSounds.runningExecutable).map(\.path).joined(separator: ", ")))"

@@ -69,7 +69,7 @@ func record(_ kind: SessionRecord.Kind, origin: ContinuousClock.Instant, output:
 struct Sounds: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Manage and preview alarm sounds.",
-        subcommands: [Play.self]
+        subcommands: [List.self, Import.self, Validate.self, Remove.self, Rename.self, Play.self, Export.self]
     )
 
     struct Play: AsyncParsableCommand {

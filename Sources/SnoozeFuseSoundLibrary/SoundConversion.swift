@@ -1,0 +1,109 @@
+public import SnoozeFuseAudio
+
+/// The encoding an imported sound is stored in (always CAF, which libsndfile and Apple's tools read).
+///
+/// Lossless input stays lossless: linear PCM keeps its bit depth (unsigned 8-bit becomes signed
+/// 8-bit, an exact shift), ALAC becomes PCM of its source depth (20-bit in 24-bit), FLAC becomes PCM
+/// of its depth, floats stay floats, µ-law and a-law expand exactly into 16-bit PCM. Lossy input is
+/// stored as its decoder's output: ADPCM-family codecs (IMA4 included), whose decoders produce
+/// 16-bit samples, as 16-bit PCM; Vorbis, Opus and MP3, whose decoders produce floats, as 32-bit
+/// float, so no second rounding is added.
+public enum StoredEncoding: String, Sendable, CaseIterable {
+    case pcmS8, pcm16, pcm24, pcm32, float, double
+
+    public var subtype: SoundFileSubtype {
+        switch self {
+        case .pcmS8: .pcmS8
+        case .pcm16: .pcm16
+        case .pcm24: .pcm24
+        case .pcm32: .pcm32
+        case .float: .float
+        case .double: .double
+        }
+    }
+
+    /// The sample type the copy reads and writes (and the digest hashes).
+    var sampleType: String {
+        switch self {
+        case .pcmS8, .pcm16: "s16"
+        case .pcm24, .pcm32: "s32"
+        case .float: "f32"
+        case .double: "f64"
+        }
+    }
+
+    /// The stored encoding for a source encoding, and whether the conversion is lossless.
+    public static func choose(for source: SoundFileSubtype) -> (encoding: StoredEncoding, lossless: Bool) {
+        switch source {
+        case .pcmS8, .pcmU8: (.pcmS8, true)
+        case .pcm16, .alac16: (.pcm16, true)
+        case .pcm24, .alac20, .alac24: (.pcm24, true)
+        case .pcm32, .alac32: (.pcm32, true)
+        case .float: (.float, true)
+        case .double: (.double, true)
+        case .ulaw, .alaw: (.pcm16, true)
+        case .vorbis, .opus, .mpegLayerI, .mpegLayerII, .mpegLayerIII: (.float, false)
+        default: (.pcm16, false)
+        }
+    }
+}
+
+/// Streams every frame of `input` into a new CAF file, hashing the samples on the way.
+enum SoundCopy {
+    static let framesPerBlock = 32 * 1024
+
+    struct Result {
+        var frames: Int64
+        var sha256: String
+    }
+
+    static func copy(_ input: inout SoundFile, toCAFAt path: String, encoding: StoredEncoding) throws(SoundLibraryError) -> Result {
+        let info = input.info
+        var writer: SoundFileWriter
+        do {
+            writer = try SoundFileWriter(creatingAtPath: path, format: SoundFileFormat(.caf, encoding.subtype),
+                                         sampleRate: info.sampleRate, channels: info.channels)
+        } catch {
+            throw SoundLibraryError(.storage, error.description)
+        }
+        let digest = AudioDigest(sampleType: encoding.sampleType, sampleRate: info.sampleRate, channels: info.channels)
+        do throws(SoundFileError) {
+            switch encoding.sampleType {
+            case "s16":
+                try pump(Int16.zero, &input, &writer, digest, { (f, b) throws(SoundFileError) in try f.read(into: b) }, { (w, b) throws(SoundFileError) in try w.write(b) })
+            case "s32":
+                try pump(Int32.zero, &input, &writer, digest, { (f, b) throws(SoundFileError) in try f.read(into: b) }, { (w, b) throws(SoundFileError) in try w.write(b) })
+            case "f64":
+                try pump(Double.zero, &input, &writer, digest, { (f, b) throws(SoundFileError) in try f.read(into: b) }, { (w, b) throws(SoundFileError) in try w.write(b) })
+            default:
+                try pump(Float.zero, &input, &writer, digest, { (f, b) throws(SoundFileError) in try f.read(into: b) }, { (w, b) throws(SoundFileError) in try w.write(b) })
+            }
+        } catch {
+            throw SoundLibraryError(error.isBadData ? .badData : .storage, error.description)
+        }
+        let frames = writer.framesWritten
+        do { try writer.close() } catch { throw SoundLibraryError(.storage, error.description) }
+        return Result(frames: frames, sha256: digest.finish())
+    }
+
+    private static func pump<Sample>(
+        _ zero: Sample,
+        _ input: inout SoundFile,
+        _ writer: inout SoundFileWriter,
+        _ digest: borrowing AudioDigest,
+        _ read: (inout SoundFile, UnsafeMutableBufferPointer<Sample>) throws(SoundFileError) -> Int,
+        _ write: (inout SoundFileWriter, UnsafeBufferPointer<Sample>) throws(SoundFileError) -> Void
+    ) throws(SoundFileError) {
+        let channels = input.info.channels
+        let buffer = UnsafeMutableBufferPointer<Sample>.allocate(capacity: framesPerBlock * channels)
+        buffer.initialize(repeating: zero)
+        defer { buffer.deallocate() }
+        while true {
+            let frames = try read(&input, buffer)
+            if frames == 0 { break }
+            let filled = UnsafeBufferPointer(rebasing: buffer[0..<(frames * channels)])
+            try write(&writer, filled)
+            digest.update(UnsafeRawBufferPointer(filled))
+        }
+    }
+}

@@ -1,0 +1,65 @@
+public import SnoozeFuseAudio
+public import SnoozeFuseCAF
+
+/// What `sounds validate` found.
+public struct SoundValidation: Sendable {
+    public var path: String
+    /// The full report, for CAF files.
+    public var cafReport: CAFReport?
+    /// What libsndfile sees (after repairs, for CAF files that need them); nil if it cannot open it.
+    public var info: SoundFileInfo?
+    /// Whether `sounds import` can import the file.
+    public var importable: Bool
+    /// Why not, when it cannot.
+    public var problem: String?
+    /// Repairs import would apply.
+    public var repairs: [String]
+    /// Why iOS would refuse it as a notification sound (empty: it would accept it).
+    public var notificationProblems: [String]
+
+    /// Validates the file at `path`. Throws only when the file is missing or unreadable (66).
+    public static func validate(path: String) throws(SoundLibraryError) -> SoundValidation {
+        var validation = SoundValidation(path: path, importable: false, repairs: [], notificationProblems: [])
+        do {
+            let input = try SoundInput(path: path)
+            validation.cafReport = input.report
+            validation.info = input.file.info
+            validation.repairs = input.repairs
+            validation.importable = input.file.info.frames > 0
+            if !validation.importable { validation.problem = "libsndfile finds no audio frames in it" }
+        } catch where error.kind == .badData {
+            validation.problem = error.message
+            // A CAF file that failed still gets its report.
+            let file = try OpenInputFile(path: path)
+            if try file.read(at: 0, count: 4) == Array("caff".utf8) {
+                validation.cafReport = CAFInspector().inspect(FileCAFSource(file: file))
+            }
+        }
+        if let report = validation.cafReport {
+            validation.notificationProblems = report.verdicts.iOSNotification.isCompatible ? [] : [report.verdicts.iOSNotification.reason]
+        } else if let info = validation.info {
+            validation.notificationProblems = notificationProblems(info)
+        } else {
+            validation.notificationProblems = ["libsndfile cannot decode it"]
+        }
+        return validation
+    }
+
+    /// iOS plays notification sounds in CAF, AIFF or WAV holding linear PCM, IMA4, µ-law or a-law,
+    /// shorter than 30 s.
+    static func notificationProblems(_ info: SoundFileInfo) -> [String] {
+        var problems: [String] = []
+        if ![.wav, .wavex, .aiff, .caf].contains(info.format.major) {
+            problems.append("iOS notification sounds must be CAF, AIFF or WAV, not \(info.format.major)")
+        }
+        let allowed: [SoundFileSubtype] = [.pcmS8, .pcmU8, .pcm16, .pcm24, .pcm32, .float, .double, .ulaw, .alaw, .imaADPCM]
+        if !allowed.contains(info.format.subtype) {
+            problems.append("iOS notification sounds must be linear PCM, IMA4, µ-law or a-law, not \(info.format.subtype)")
+        }
+        let seconds = Double(info.frames) / Double(max(info.sampleRate, 1))
+        if seconds >= iOSNotificationSoundLimitSeconds {
+            problems.append("iOS notification sounds must be shorter than 30 s; this one lasts \(seconds) s")
+        }
+        return problems
+    }
+}

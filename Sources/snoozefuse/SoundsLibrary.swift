@@ -1,0 +1,211 @@
+import ArgumentParser
+import Foundation
+import SnoozeFuseCAF
+import SnoozeFuseRuntime
+import SnoozeFuseSoundLibrary
+import SnoozeFuseStore
+
+// `sounds validate|import|list|remove|rename|export`: parse, call the sound library, print.
+// Data goes to standard output, messages to standard error.
+//
+// Exit statuses: 0 done; 64 refused (a built-in sound would be removed, renamed or overwritten, or a
+// name is taken or empty); 65 not sound that can be decoded or repaired; 66 no such file or sound;
+// 78 the library folder or index cannot be used.
+
+/// Opens the user's library with the built-in sounds that are installed.
+func openSoundLibrary() throws -> SoundLibrary {
+    do throws(SoundLibraryError) {
+        let paths: StorePaths
+        do { paths = try StorePaths() } catch { throw SoundLibraryError(.storage, error.description) }
+        let builtIns = BuiltInSounds.locate()
+        var named: [String: String] = [:]
+        for name in builtIns?.names ?? [] { named[name] = builtIns?.path(named: name) }
+        let library = try SoundLibrary(paths: paths, builtIns: named)
+        for stale in library.removedStaleFiles {
+            writeLine("snoozefuse: removed \(stale), left behind by an interrupted import or removal", to: STDERR_FILENO)
+        }
+        return library
+    } catch {
+        throw fail(error)
+    }
+}
+
+/// Says what went wrong on standard error and returns the exit status for it.
+func fail(_ error: SoundLibraryError) -> ExitCode {
+    writeLine("snoozefuse: \(error.message)", to: STDERR_FILENO)
+    switch error.kind {
+    case .missingInput, .notFound: return ExitStatus.missingInput
+    case .badData: return ExitStatus.badData
+    case .refused: return ExitStatus.usage
+    case .storage: return ExitStatus.badConfig
+    }
+}
+
+/// Runs a library call, turning its errors into messages and exit statuses.
+func library<R>(_ body: () throws(SoundLibraryError) -> R) throws -> R {
+    do { return try body() } catch { throw fail(error) }
+}
+
+/// The file of an imported sound called `name`, for `--sound NAME` (nil when there is none or the
+/// library cannot be opened).
+func importedSoundPath(named name: String) -> String? {
+    guard let paths = try? StorePaths(), let library = try? SoundLibrary(paths: paths, builtIns: [:]) else { return nil }
+    return (try? library.path(named: name)) ?? nil
+}
+
+func printJSON(_ value: some Encodable) {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    // Encoding these plain value types cannot fail.
+    let data = (try? encoder.encode(value)) ?? Data("null".utf8)
+    writeLine(String(decoding: data, as: UTF8.self), to: STDOUT_FILENO)
+}
+
+extension Sounds {
+    struct Validate: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Check a sound file: for CAF the full chunk report, for other files what libsndfile sees.",
+            discussion: """
+            Exits 0 when the file can be imported (with --notification: when iOS would accept it as a \
+            notification sound), 65 when not, 66 when it is missing.
+            """
+        )
+
+        @Argument(help: ArgumentHelp("The sound file.", valueName: "file"))
+        var file: String
+
+        @Flag(help: "Judge it as an iOS notification sound (CAF, AIFF or WAV; linear PCM, IMA4, µ-law or a-law; under 30 s).")
+        var notification = false
+
+        @Flag(help: "Print the report as JSON on standard output.")
+        var json = false
+
+        func run() throws {
+            let validation = try library { () throws(SoundLibraryError) in try SoundValidation.validate(path: file) }
+            let passes = notification ? validation.notificationProblems.isEmpty && validation.cafReport?.isValid != false
+                : validation.importable
+            if json {
+                printJSON(ValidationJSON(validation, notification: notification, passes: passes))
+            } else {
+                for line in validationText(validation) { writeLine(line, to: STDOUT_FILENO) }
+            }
+            if !passes {
+                let reason = notification ? validation.notificationProblems.first ?? validation.problem ?? "not valid"
+                    : validation.problem ?? "not valid"
+                writeLine("snoozefuse: \(file): \(reason)", to: STDERR_FILENO)
+                throw ExitStatus.badData
+            }
+        }
+    }
+
+    struct Import: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Import a sound file into your library (stored as CAF; lossless for lossless input).",
+            discussion: """
+            Reads anything libsndfile reads, plus CAF files it rejects that can be repaired (IMA4, ALAC \
+            written with format flags 0, a data chunk of size -1). The same audio imported twice is \
+            reported, not stored again. Built-in names cannot be used. Exits 65 for undecodable \
+            data, 66 for a missing file, 64 for a refused name.
+            """
+        )
+
+        @Argument(help: ArgumentHelp("The sound file.", valueName: "file"))
+        var file: String
+
+        @Option(help: ArgumentHelp("The name to use (default: the file's name without extension). A taken name gets a number: NAME (2).", valueName: "name"))
+        var name: String?
+
+        func run() throws {
+            let sounds = try openSoundLibrary()
+            let result = try library { () throws(SoundLibraryError) in try sounds.importSound(at: file, name: name) }
+            for repair in result.repairs { writeLine("snoozefuse: repaired: \(repair)", to: STDERR_FILENO) }
+            switch result.outcome {
+            case .duplicate:
+                writeLine("snoozefuse: \(file) is already in the library as \"\(result.sound.name)\" (same audio); nothing imported.", to: STDERR_FILENO)
+            case .imported:
+                if let requested = result.requestedName {
+                    writeLine("snoozefuse: \"\(requested)\" is taken; imported as \"\(result.sound.name)\".", to: STDERR_FILENO)
+                }
+                writeLine("snoozefuse: imported \(file) as \"\(result.sound.name)\": \(result.conversion), \(String(format: "%.2f", result.sound.durationSeconds)) s.", to: STDERR_FILENO)
+            }
+            writeLine(result.sound.name, to: STDOUT_FILENO)
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the built-in sounds, then your imported ones.")
+
+        @Flag(help: "Print the list as JSON on standard output.")
+        var json = false
+
+        func run() throws {
+            let sounds = try openSoundLibrary()
+            let entries = try library { () throws(SoundLibraryError) in try sounds.list() }
+            if json {
+                printJSON(entries.map(SoundJSON.init))
+                return
+            }
+            for entry in entries {
+                let kind = entry.isBuiltIn ? "built-in" : "imported"
+                let seconds = entry.stored?.durationSeconds ?? entry.info.map { Double($0.frames) / Double(max($0.sampleRate, 1)) }
+                let detail = seconds.map { String(format: "%.2f s", $0) } ?? "unreadable"
+                writeLine("\(entry.name)\t\(kind)\t\(detail)", to: STDOUT_FILENO)
+            }
+        }
+    }
+
+    struct Remove: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Remove an imported sound (built-in sounds cannot be removed: exit 64).")
+
+        @Argument(help: ArgumentHelp("The sound's name.", valueName: "name"))
+        var name: String
+
+        func run() throws {
+            let sounds = try openSoundLibrary()
+            let removed = try library { () throws(SoundLibraryError) in try sounds.remove(name) }
+            writeLine("snoozefuse: removed \"\(removed.name)\".", to: STDERR_FILENO)
+        }
+    }
+
+    struct Rename: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Rename an imported sound (built-in sounds cannot be renamed or overwritten: exit 64).")
+
+        @Argument(help: ArgumentHelp("The sound's name.", valueName: "name"))
+        var name: String
+
+        @Argument(help: ArgumentHelp("Its new name.", valueName: "new-name"))
+        var newName: String
+
+        func run() throws {
+            let sounds = try openSoundLibrary()
+            let renamed = try library { () throws(SoundLibraryError) in try sounds.rename(name, to: newName) }
+            writeLine("snoozefuse: renamed \"\(name)\" to \"\(renamed.name)\".", to: STDERR_FILENO)
+        }
+    }
+
+    struct Export: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write a sound to a CAF file.",
+            discussion: "With --notification, a CAF file iOS accepts as a notification sound: 16-bit linear PCM, trimmed to 29.5 s with a fade-out if longer.")
+
+        @Argument(help: ArgumentHelp("The sound's name (built-in or imported).", valueName: "name"))
+        var name: String
+
+        @Argument(help: ArgumentHelp("The file to write (replaced if it exists).", valueName: "out"))
+        var output: String
+
+        @Flag(help: "Make it an iOS notification sound (linear PCM, under 30 s).")
+        var notification = false
+
+        func run() throws {
+            let sounds = try openSoundLibrary()
+            let result = try library { () throws(SoundLibraryError) in
+                try sounds.export(name, to: output, notification: notification)
+            }
+            for change in result.changes { writeLine("snoozefuse: \(change)", to: STDERR_FILENO) }
+            writeLine("snoozefuse: wrote \(output).", to: STDERR_FILENO)
+        }
+    }
+}

@@ -1,0 +1,167 @@
+import Foundation
+import SnoozeFuseAudio
+import SnoozeFuseCAF
+import SnoozeFuseSoundLibrary
+
+/// One `sounds list --json` entry.
+struct SoundJSON: Encodable {
+    var name: String
+    var builtIn: Bool
+    var path: String
+    var durationSeconds: Double?
+    var sampleRate: Int?
+    var channels: Int?
+    var format: String?
+    var originalFileName: String?
+    var sha256: String?
+    var importedAt: String?
+
+    init(_ sound: LibrarySound) {
+        name = sound.name
+        builtIn = sound.isBuiltIn
+        path = sound.path
+        if let stored = sound.stored {
+            durationSeconds = stored.durationSeconds
+            sampleRate = stored.sampleRate
+            channels = stored.channels
+            format = stored.format
+            originalFileName = stored.originalFileName
+            sha256 = stored.sha256
+            importedAt = stored.importedAt.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        } else if let info = sound.info {
+            durationSeconds = Double(info.frames) / Double(max(info.sampleRate, 1))
+            sampleRate = info.sampleRate
+            channels = info.channels
+            format = info.format.description
+        }
+    }
+}
+
+/// `sounds validate --json`.
+struct ValidationJSON: Encodable {
+    struct Info: Encodable {
+        var format: String
+        var sampleRate: Int
+        var channels: Int
+        var frames: Int64
+        var durationSeconds: Double
+    }
+
+    struct Chunk: Encodable {
+        var type: String
+        var offset: Int64
+        var declaredSize: Int64
+        var bodySize: Int64
+    }
+
+    struct Issue: Encodable {
+        var severity: String
+        var code: String
+        var offset: Int64
+        var message: String
+    }
+
+    struct Description: Encodable {
+        var sampleRate: Double?
+        var formatID: String
+        var formatFlags: UInt32
+        var bytesPerPacket: UInt32
+        var framesPerPacket: UInt32
+        var channelsPerFrame: UInt32
+        var bitsPerChannel: UInt32
+    }
+
+    struct CAF: Encodable {
+        var fileSize: Int64
+        var version: UInt16?
+        var description: Description?
+        var chunks: [Chunk]
+        var durationFrames: Int64?
+        var durationSeconds: Double?
+        var dataSizeUnknown: Bool?
+        var issues: [Issue]
+        var valid: Bool
+        var libsndfileCanDecode: Bool
+        var libsndfileReason: String
+        var repairable: Bool
+        var repairs: [String]
+        var notificationCompatible: Bool
+        var notificationReason: String
+    }
+
+    var path: String
+    var container: String
+    var valid: Bool
+    var importable: Bool
+    var problem: String?
+    var libsndfile: Info?
+    var repairs: [String]
+    var notification: Bool
+    var notificationProblems: [String]
+    var caf: CAF?
+
+    init(_ validation: SoundValidation, notification: Bool, passes: Bool) {
+        path = validation.path
+        container = validation.cafReport != nil ? "CAF" : validation.info?.format.major.name ?? "unknown"
+        valid = passes
+        importable = validation.importable
+        problem = validation.problem
+        libsndfile = validation.info.map {
+            Info(format: $0.format.description, sampleRate: $0.sampleRate, channels: $0.channels, frames: $0.frames,
+                 durationSeconds: Double($0.frames) / Double(max($0.sampleRate, 1)))
+        }
+        repairs = validation.repairs
+        self.notification = notification
+        notificationProblems = validation.notificationProblems
+        caf = validation.cafReport.map { report in
+            CAF(
+                fileSize: report.fileSize, version: report.header?.version,
+                description: report.audioDescription.map {
+                    Description(sampleRate: $0.sampleRate.isFinite ? $0.sampleRate : nil, formatID: $0.formatID.description,
+                                formatFlags: $0.formatFlags, bytesPerPacket: $0.bytesPerPacket,
+                                framesPerPacket: $0.framesPerPacket, channelsPerFrame: $0.channelsPerFrame,
+                                bitsPerChannel: $0.bitsPerChannel)
+                },
+                chunks: report.chunks.map { Chunk(type: $0.type.description, offset: $0.offset, declaredSize: $0.declaredSize, bodySize: $0.bodySize) },
+                durationFrames: report.duration?.frames, durationSeconds: report.duration?.seconds,
+                dataSizeUnknown: report.audioData?.sizeWasUnknown,
+                issues: report.issues.map { Issue(severity: $0.severity.rawValue, code: $0.code.rawValue, offset: $0.offset, message: $0.message) },
+                valid: report.isValid, libsndfileCanDecode: report.libsndfileCanDecode,
+                libsndfileReason: report.verdicts.libsndfile.reason, repairable: report.verdicts.repairable,
+                repairs: report.verdicts.repairs.map(\.message),
+                notificationCompatible: report.verdicts.iOSNotification.isCompatible,
+                notificationReason: report.verdicts.iOSNotification.reason)
+        }
+    }
+}
+
+/// `sounds validate` for people.
+func validationText(_ validation: SoundValidation) -> [String] {
+    var lines = ["\(validation.path):"]
+    if let report = validation.cafReport {
+        lines.append("  CAF, \(report.fileSize) bytes" + (report.header.map { ", version \($0.version)" } ?? ""))
+        if let d = report.audioDescription {
+            lines.append("  desc: \(d.sampleRate) Hz, '\(d.formatID)', flags \(d.formatFlags), \(d.bytesPerPacket) bytes/packet, \(d.framesPerPacket) frames/packet, \(d.channelsPerFrame) channel(s), \(d.bitsPerChannel) bits/channel")
+        }
+        for chunk in report.chunks {
+            lines.append("  chunk '\(chunk.type)' at byte \(chunk.offset): size \(chunk.declaredSize)" + (chunk.bodySize != chunk.declaredSize ? " (\(chunk.bodySize) bytes present)" : ""))
+        }
+        if let duration = report.duration {
+            lines.append("  duration: \(duration.frames) frames, \(String(format: "%.3f", duration.seconds)) s (from \(duration.source.rawValue))")
+        }
+        for issue in report.issues { lines.append("  \(issue)") }
+        lines.append("  libsndfile: \(report.verdicts.libsndfile.reason)")
+        for repair in report.verdicts.repairs { lines.append("  repair: \(repair.message)") }
+        lines.append("  iOS notification: \(report.verdicts.iOSNotification.reason)")
+    }
+    if let info = validation.info {
+        lines.append("  libsndfile sees: \(info)")
+    } else if validation.cafReport == nil, !validation.notificationProblems.isEmpty {
+        lines.append("  iOS notification: \(validation.notificationProblems.joined(separator: "; "))")
+    }
+    if validation.cafReport == nil, validation.info != nil {
+        lines.append("  iOS notification: " + (validation.notificationProblems.isEmpty ? "usable as an iOS notification sound" : validation.notificationProblems.joined(separator: "; ")))
+    }
+    lines.append(validation.importable ? "  importable: yes" : "  importable: no (\(validation.problem ?? "unknown reason"))")
+    return lines
+}
