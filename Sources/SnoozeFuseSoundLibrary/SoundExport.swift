@@ -65,7 +65,7 @@ extension SoundLibrary {
                         for frame in 0..<got {
                             let left = frames - (done + Int64(frame))
                             guard left <= fadeFrames else { continue }
-                            let gain = Double(left) / Double(fadeFrames)
+                            let gain = Double(left - 1) / Double(fadeFrames) // 0 on the last frame
                             for channel in 0..<channels {
                                 let index = frame * channels + channel
                                 buffer[index] = Int16((Double(buffer[index]) * gain).rounded())

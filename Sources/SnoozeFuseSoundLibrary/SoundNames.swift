@@ -3,21 +3,21 @@ public enum SoundNames {
     /// The longest name kept, in characters.
     public static let maximumLength = 80
 
-    /// `name` made safe: control and format characters dropped, path separators (`/`, `\`) turned
-    /// into `-`, runs of white space collapsed to one space, leading dots and surrounding spaces
-    /// removed, at most ``maximumLength`` characters. May return an empty string.
+    /// `name` made safe: white space (tabs and line breaks included) collapsed to one space, other
+    /// control and format characters dropped, path separators (`/`, `\`) turned into `-`, leading
+    /// dots and surrounding spaces removed, at most ``maximumLength`` characters. May return "".
     public static func clean(_ name: String) -> String {
         var text = ""
         var lastWasSpace = false
         for scalar in name.unicodeScalars {
             let properties = scalar.properties
-            if properties.generalCategory == .control || properties.generalCategory == .format
-                || properties.generalCategory == .lineSeparator || properties.generalCategory == .paragraphSeparator {
-                continue
-            }
             if properties.isWhitespace {
                 if !lastWasSpace { text.unicodeScalars.append(" ") }
                 lastWasSpace = true
+                continue
+            }
+            if properties.generalCategory == .control || properties.generalCategory == .format
+                || properties.generalCategory == .lineSeparator || properties.generalCategory == .paragraphSeparator {
                 continue
             }
             lastWasSpace = false

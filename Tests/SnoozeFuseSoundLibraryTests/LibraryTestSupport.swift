@@ -1,0 +1,168 @@
+import Foundation
+import SnoozeFuseAudio
+import SnoozeFuseSoundLibrary
+import SnoozeFuseStore
+import SnoozeFuseTestSupport
+import Testing
+
+let snoozefuse = BuiltProducts.executable("snoozefuse")
+
+/// A scratch folder holding one test's XDG folders and generated files, removed when the value goes away.
+final class Scratch: Sendable {
+    let url: URL
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("snoozefuse-library-tests-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+
+    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+
+    var paths: StorePaths {
+        StorePaths(config: url.appendingPathComponent("config/snoozefuse"),
+                   data: url.appendingPathComponent("data/snoozefuse"),
+                   state: url.appendingPathComponent("state/snoozefuse"))
+    }
+
+    var soundsFolder: String { paths.soundsFolder.path }
+    var database: String { paths.database.path }
+
+    /// The environment the binary runs with: XDG folders in this scratch folder.
+    var environment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_DATA_HOME"] = url.appendingPathComponent("data").path
+        environment["XDG_CONFIG_HOME"] = url.appendingPathComponent("config").path
+        environment["XDG_STATE_HOME"] = url.appendingPathComponent("state").path
+        return environment
+    }
+
+    func library(builtIns: [String: String] = [:]) throws -> SoundLibrary {
+        try SoundLibrary(paths: paths, builtIns: builtIns)
+    }
+
+    func run(_ arguments: [String]) async throws -> ProcessResult {
+        try await runProcess(snoozefuse, arguments, environment: environment)
+    }
+
+    /// Files in the sounds folder (the lock file aside).
+    func storedFiles() throws -> Set<String> {
+        Set(try FileManager.default.contentsOfDirectory(atPath: soundsFolder)).subtracting([".lock"])
+    }
+}
+
+struct ToolFailure: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// Runs an external tool (sox, ffmpeg, sndfile-convert, sqlite3) found on `PATH` and returns its
+/// standard output. A missing tool or a failing run throws, so the test fails instead of skipping.
+@discardableResult
+func runTool(_ name: String, _ arguments: [String], stdout: String? = nil) throws -> String {
+    let searchPath = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+    guard let executable = searchPath.split(separator: ":").map({ "\($0)/\(name)" })
+        .first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+        throw ToolFailure(description: "'\(name)' is not installed (Scripts/apt-packages.txt lists what the tests need)")
+    }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    let errors = Pipe()
+    process.standardError = errors
+    process.standardInput = FileHandle.nullDevice
+    let output = Pipe()
+    var file: FileHandle?
+    if let stdout {
+        _ = FileManager.default.createFile(atPath: stdout, contents: nil)
+        file = try FileHandle(forWritingTo: URL(fileURLWithPath: stdout))
+        process.standardOutput = file
+    } else {
+        process.standardOutput = output
+    }
+    try process.run()
+    // Drain standard error on another thread so a chatty tool never blocks on a full pipe.
+    let drained = Thread { _ = errors.fileHandleForReading.readDataToEndOfFile() }
+    drained.start()
+    let data = stdout == nil ? output.fileHandleForReading.readDataToEndOfFile() : Data()
+    process.waitUntilExit()
+    try file?.close()
+    guard process.terminationStatus == 0 else {
+        throw ToolFailure(description: "\(name) \(arguments.joined(separator: " ")) failed (\(process.terminationStatus))")
+    }
+    return String(decoding: data, as: UTF8.self)
+}
+
+/// A stereo test signal, a chirp left and a tone right: `sox` writes it in the given encoding.
+func makeSignal(_ path: String, seconds: Double = 1, rate: Int = 44_100, channels: Int = 2, soxOptions: [String] = ["-b", "16"]) throws {
+    let synth = channels == 2 ? ["sine", "300-3000", "sine", "440"] : ["sine", "300-3000"]
+    try runTool("sox", ["-n", "-r", "\(rate)", "-c", "\(channels)"] + soxOptions + [path, "synth", "\(seconds)"] + synth + ["gain", "-3"])
+}
+
+/// Every sample as libsndfile's left-justified 32-bit integers: bit-exact for integer PCM and ALAC.
+func intSamples(_ path: String) throws -> (info: SoundFileInfo, samples: [Int32]) {
+    var file = try SoundFile(readingAtPath: path)
+    return (file.info, try readAll(&file, zero: Int32.zero) { (f, b) throws(SoundFileError) in try f.read(into: b) })
+}
+
+func floatSamples(_ path: String) throws -> [Float] {
+    var file = try SoundFile(readingAtPath: path)
+    return try readAll(&file, zero: Float.zero) { (f, b) throws(SoundFileError) in try f.read(into: b) }
+}
+
+func doubleSamples(_ path: String) throws -> [Double] {
+    var file = try SoundFile(readingAtPath: path)
+    return try readAll(&file, zero: Double.zero) { (f, b) throws(SoundFileError) in try f.read(into: b) }
+}
+
+func readAll<Sample>(_ file: inout SoundFile, zero: Sample,
+                     _ read: (inout SoundFile, UnsafeMutableBufferPointer<Sample>) throws(SoundFileError) -> Int) throws -> [Sample] {
+    var samples: [Sample] = []
+    var buffer = [Sample](repeating: zero, count: 4096 * file.info.channels)
+    let channels = file.info.channels
+    while true {
+        let frames = try buffer.withUnsafeMutableBufferPointer { pointer throws(SoundFileError) in try read(&file, pointer) }
+        if frames == 0 { break }
+        samples += buffer[0..<(frames * channels)]
+    }
+    return samples
+}
+
+/// Little-endian 32-bit floats from a raw file (ffmpeg's `-f f32le`).
+func rawFloats(_ path: String) throws -> [Float] {
+    let data = try Data(contentsOf: URL(fileURLWithPath: path))
+    return data.withUnsafeBytes { bytes in
+        stride(from: 0, to: bytes.count - 3, by: 4).map {
+            Float(bitPattern: UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: $0, as: UInt32.self)))
+        }
+    }
+}
+
+/// `nil` when equal, else where they first differ (a short text instead of a huge dump).
+func firstDifference<T: Equatable>(_ a: [T], _ b: [T]) -> String? {
+    guard a.count == b.count else { return "\(a.count) samples against \(b.count)" }
+    if let index = a.indices.first(where: { a[$0] != b[$0] }) { return "sample \(index): \(a[index]) against \(b[index])" }
+    return nil
+}
+
+func rmsDifference(_ a: [Float], _ b: [Float]) -> Double {
+    let count = min(a.count, b.count)
+    guard count > 0 else { return .infinity }
+    return (zip(a, b).reduce(0.0) { $0 + Double($1.0 - $1.1) * Double($1.0 - $1.1) } / Double(count)).squareRoot()
+}
+
+func maxDifference(_ a: [Float], _ b: [Float]) -> Float {
+    zip(a, b).reduce(0) { max($0, abs($1.0 - $1.1)) }
+}
+
+/// The stored file of an imported sound.
+func storedPath(_ scratch: Scratch, _ sound: StoredSound) -> String {
+    scratch.paths.soundsFolder.appendingPathComponent(sound.storedFileName).path
+}
+
+/// Rows of the index as the `sqlite3` shell sees them: `name|storedFileName|sha256`.
+func indexRows(_ scratch: Scratch) throws -> [String] {
+    try runTool("sqlite3", [scratch.database, "SELECT name || '|' || storedFileName || '|' || sha256 FROM sounds ORDER BY name"])
+        .split(separator: "\n").map(String.init)
+}
