@@ -99,7 +99,7 @@ let package = Package(
         // Sound library: validation, repair, import into the store, export (between the CLI and Audio/Store).
         .target(
             name: "SnoozeFuseSoundLibrary",
-            dependencies: ["SnoozeFuseAudio", "SnoozeFuseCAF", "SnoozeFuseStore", "CCrypto"],
+            dependencies: ["SnoozeFuseAudio", "SnoozeFuseCAF", "SnoozeFuseStore", "CCrypto", "CLinux"],
             swiftSettings: strictSettings
         ),
         .target(

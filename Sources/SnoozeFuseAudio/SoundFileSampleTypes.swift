@@ -75,3 +75,12 @@ extension SoundFileWriter {
         }
     }
 }
+
+extension SoundFileFormat {
+    /// The same container and encoding with little-endian samples (`SF_ENDIAN_LITTLE`). For CAF,
+    /// linear PCM with format flag bit 1, which Apple's tools read too; on little-endian machines
+    /// libsndfile then copies samples without swapping bytes.
+    public var littleEndian: SoundFileFormat {
+        SoundFileFormat(rawValue: (rawValue & ~Int32(SF_FORMAT_ENDMASK)) | Int32(SF_ENDIAN_LITTLE))
+    }
+}

@@ -8,27 +8,25 @@ import CCrypto
 /// `f32` or `f64`. Because it is computed from the samples rather than from the container, the same
 /// audio imported from a WAV and from a FLAC file has the same digest, and a re-import is found even
 /// though libsndfile's CAF header bytes may differ between versions.
-struct AudioDigest: ~Copyable {
-    private let context: OpaquePointer
-
-    init(sampleType: String, sampleRate: Int, channels: Int) {
+enum AudioDigest {
+    /// A new SHA-256 context, fed the definition's header.
+    static func start(sampleType: String, sampleRate: Int, channels: Int) -> OpaquePointer {
         // Allocation failure here means the process is out of memory; there is no useful recovery.
-        context = EVP_MD_CTX_new()!
+        let context = EVP_MD_CTX_new()!
         EVP_DigestInit_ex(context, EVP_sha256(), nil)
         let header = Array("snoozefuse-audio-v1 \(sampleType) \(sampleRate) \(channels)\n".utf8)
-        header.withUnsafeBytes { update($0) }
+        header.withUnsafeBytes { update(context, $0) }
+        return context
     }
 
-    deinit { EVP_MD_CTX_free(context) }
-
-    /// Adds samples (already in memory as host-order values; Linux targets are little-endian).
-    func update(_ bytes: UnsafeRawBufferPointer) {
+    /// Adds samples (in memory as host-order values; Linux targets are little-endian).
+    static func update(_ context: OpaquePointer, _ bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
         EVP_DigestUpdate(context, base, bytes.count)
     }
 
     /// The digest as 64 lowercase hex digits.
-    consuming func finish() -> String {
+    static func finish(_ context: OpaquePointer) -> String {
         var digest = [UInt8](repeating: 0, count: 32)
         var length: UInt32 = 0
         EVP_DigestFinal_ex(context, &digest, &length)
@@ -41,6 +39,8 @@ struct AudioDigest: ~Copyable {
         }
         return String(decoding: text, as: UTF8.self)
     }
+
+    static func free(_ context: OpaquePointer) { EVP_MD_CTX_free(context) }
 }
 
 #if _endian(big)

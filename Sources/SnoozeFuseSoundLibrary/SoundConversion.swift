@@ -48,62 +48,86 @@ public enum StoredEncoding: String, Sendable, CaseIterable {
     }
 }
 
-/// Streams every frame of `input` into a new CAF file, hashing the samples on the way.
+/// Streams every frame of `input` into a new CAF file, hashing the samples on a second thread.
+///
+/// The copy reads a block, writes it, and hands it to the hashing thread while it reads the next
+/// one (a ring of ``slots`` blocks), so SHA-256 costs no wall time when a second core is free. Every
+/// ``writebackBytes`` written, it asks the kernel to start writing the file's dirty pages
+/// (`sync_file_range`), so the `fsync` before the rename has little left to wait for.
 enum SoundCopy {
-    static let framesPerBlock = 32 * 1024
+    static let framesPerBlock = 16 * 1024
+    static let slots = 4
+    static let writebackBytes: Int64 = 8 << 20
 
     struct Result {
         var frames: Int64
         var sha256: String
     }
 
-    static func copy(_ input: inout SoundFile, toCAFAt path: String, encoding: StoredEncoding) throws(SoundLibraryError) -> Result {
+    /// `flushDescriptor`: a descriptor of the file being written, for early writeback.
+    static func copy(_ input: inout SoundFile, toCAFAt path: String, encoding: StoredEncoding,
+                     flushDescriptor: Int32? = nil) throws(SoundLibraryError) -> Result {
         let info = input.info
         var writer: SoundFileWriter
         do {
-            writer = try SoundFileWriter(creatingAtPath: path, format: SoundFileFormat(.caf, encoding.subtype),
+            writer = try SoundFileWriter(creatingAtPath: path, format: SoundFileFormat(.caf, encoding.subtype).littleEndian,
                                          sampleRate: info.sampleRate, channels: info.channels)
         } catch {
             throw SoundLibraryError(.storage, error.description)
         }
-        let digest = AudioDigest(sampleType: encoding.sampleType, sampleRate: info.sampleRate, channels: info.channels)
+        let hasher = HashingThread(sampleType: encoding.sampleType, sampleRate: info.sampleRate, channels: info.channels)
         do throws(SoundFileError) {
             switch encoding.sampleType {
             case "s16":
-                try pump(Int16.zero, &input, &writer, digest, { (f, b) throws(SoundFileError) in try f.read(into: b) }, { (w, b) throws(SoundFileError) in try w.write(b) })
+                try pump(Int16.zero, &input, &writer, hasher, flushDescriptor, { (f, b) throws(SoundFileError) in try f.read(into: b) }, { (w, b) throws(SoundFileError) in try w.write(b) })
             case "s32":
-                try pump(Int32.zero, &input, &writer, digest, { (f, b) throws(SoundFileError) in try f.read(into: b) }, { (w, b) throws(SoundFileError) in try w.write(b) })
+                try pump(Int32.zero, &input, &writer, hasher, flushDescriptor, { (f, b) throws(SoundFileError) in try f.read(into: b) }, { (w, b) throws(SoundFileError) in try w.write(b) })
             case "f64":
-                try pump(Double.zero, &input, &writer, digest, { (f, b) throws(SoundFileError) in try f.read(into: b) }, { (w, b) throws(SoundFileError) in try w.write(b) })
+                try pump(Double.zero, &input, &writer, hasher, flushDescriptor, { (f, b) throws(SoundFileError) in try f.read(into: b) }, { (w, b) throws(SoundFileError) in try w.write(b) })
             default:
-                try pump(Float.zero, &input, &writer, digest, { (f, b) throws(SoundFileError) in try f.read(into: b) }, { (w, b) throws(SoundFileError) in try w.write(b) })
+                try pump(Float.zero, &input, &writer, hasher, flushDescriptor, { (f, b) throws(SoundFileError) in try f.read(into: b) }, { (w, b) throws(SoundFileError) in try w.write(b) })
             }
         } catch {
             throw SoundLibraryError(error.isBadData ? .badData : .storage, error.description)
         }
         let frames = writer.framesWritten
         do { try writer.close() } catch { throw SoundLibraryError(.storage, error.description) }
-        return Result(frames: frames, sha256: digest.finish())
+        return Result(frames: frames, sha256: hasher.digest())
     }
 
     private static func pump<Sample>(
         _ zero: Sample,
         _ input: inout SoundFile,
         _ writer: inout SoundFileWriter,
-        _ digest: borrowing AudioDigest,
+        _ hasher: HashingThread,
+        _ flushDescriptor: Int32?,
         _ read: (inout SoundFile, UnsafeMutableBufferPointer<Sample>) throws(SoundFileError) -> Int,
         _ write: (inout SoundFileWriter, UnsafeBufferPointer<Sample>) throws(SoundFileError) -> Void
     ) throws(SoundFileError) {
         let channels = input.info.channels
-        let buffer = UnsafeMutableBufferPointer<Sample>.allocate(capacity: framesPerBlock * channels)
-        buffer.initialize(repeating: zero)
-        defer { buffer.deallocate() }
+        let blockSamples = framesPerBlock * channels
+        let storage = UnsafeMutableBufferPointer<Sample>.allocate(capacity: blockSamples * slots)
+        storage.initialize(repeating: zero)
+        defer { storage.deallocate() }
+        hasher.start()
+        // However the loop ends, the hashing thread finishes before the buffers go away.
+        defer { hasher.finish() }
+        var slot = 0
+        var unflushed: Int64 = 0
         while true {
-            let frames = try read(&input, buffer)
+            hasher.waitForFreeSlot()
+            let block = UnsafeMutableBufferPointer(rebasing: storage[(slot * blockSamples)..<((slot + 1) * blockSamples)])
+            let frames = try read(&input, block)
             if frames == 0 { break }
-            let filled = UnsafeBufferPointer(rebasing: buffer[0..<(frames * channels)])
+            let filled = UnsafeBufferPointer(rebasing: block[0..<(frames * channels)])
             try write(&writer, filled)
-            digest.update(UnsafeRawBufferPointer(filled))
+            hasher.hash(UnsafeRawBufferPointer(filled))
+            slot = (slot + 1) % slots
+            unflushed += Int64(filled.count * MemoryLayout<Sample>.size)
+            if let flushDescriptor, unflushed >= writebackBytes {
+                startWriteback(flushDescriptor)
+                unflushed = 0
+            }
         }
     }
 }

@@ -131,11 +131,12 @@ public struct SoundLibrary: Sendable {
         let (encoding, lossless) = StoredEncoding.choose(for: sourceInfo.format.subtype)
         let temporary: TemporaryStoreFile
         do { temporary = try folder.makeTemporaryFile() } catch { throw SoundLibraryError(error) }
-        let copied = try SoundCopy.copy(&input.file, toCAFAt: temporary.path, encoding: encoding)
+        let copied = try SoundCopy.copy(&input.file, toCAFAt: temporary.path, encoding: encoding,
+                                        flushDescriptor: temporary.fileDescriptor)
         guard copied.frames > 0 else {
             throw SoundLibraryError(.badData, "'\(path)' holds no audio frames; there is nothing to import.")
         }
-        let storedFormat = SoundFileFormat(.caf, encoding.subtype)
+        let storedFormat = SoundFileFormat(.caf, encoding.subtype).littleEndian
         let conversion = "\(sourceInfo.format) → \(storedFormat)" + (lossless ? " (lossless)" : " (decoded from a lossy encoding)")
         let reserved = Set(Self.reservedNames + builtIns.keys)
         let repairs = input.repairs

@@ -66,32 +66,32 @@ func runTool(_ name: String, _ arguments: [String], stdout: String? = nil) throw
         .first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
         throw ToolFailure(description: "'\(name)' is not installed (Scripts/apt-packages.txt lists what the tests need)")
     }
+    // Output goes to files, not pipes: nothing to drain while the tool runs, no reads to interrupt.
+    let capture = FileManager.default.temporaryDirectory.appendingPathComponent("snoozefuse-tool-\(UUID().uuidString)")
+    let outputPath = stdout ?? capture.path + ".out", errorPath = capture.path + ".err"
+    defer {
+        try? FileManager.default.removeItem(atPath: errorPath)
+        if stdout == nil { try? FileManager.default.removeItem(atPath: outputPath) }
+    }
+    _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
+    _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
+    let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
+    let errors = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
-    let errors = Pipe()
-    process.standardError = errors
     process.standardInput = FileHandle.nullDevice
-    let output = Pipe()
-    var file: FileHandle?
-    if let stdout {
-        _ = FileManager.default.createFile(atPath: stdout, contents: nil)
-        file = try FileHandle(forWritingTo: URL(fileURLWithPath: stdout))
-        process.standardOutput = file
-    } else {
-        process.standardOutput = output
-    }
+    process.standardOutput = output
+    process.standardError = errors
     try process.run()
-    // Drain standard error on another thread so a chatty tool never blocks on a full pipe.
-    let drained = Thread { _ = errors.fileHandleForReading.readDataToEndOfFile() }
-    drained.start()
-    let data = stdout == nil ? output.fileHandleForReading.readDataToEndOfFile() : Data()
     process.waitUntilExit()
-    try file?.close()
+    try output.close()
+    try errors.close()
     guard process.terminationStatus == 0 else {
-        throw ToolFailure(description: "\(name) \(arguments.joined(separator: " ")) failed (\(process.terminationStatus))")
+        let message = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
+        throw ToolFailure(description: "\(name) \(arguments.joined(separator: " ")) failed (\(process.terminationStatus)): \(message)")
     }
-    return String(decoding: data, as: UTF8.self)
+    return stdout == nil ? try String(contentsOfFile: outputPath, encoding: .utf8) : ""
 }
 
 /// A stereo test signal, a chirp left and a tone right: `sox` writes it in the given encoding.

@@ -1,0 +1,93 @@
+import CLinux
+import Foundation
+
+/// Hashes blocks of samples on a thread of its own, in the order they are handed over.
+///
+/// The producer fills one block of a ring of ``SoundCopy/slots`` while the thread hashes the others:
+/// it calls ``waitForFreeSlot()`` before filling a block and ``hash(_:)`` after, so a block is never
+/// overwritten before it is hashed.
+final class HashingThread {
+    private let context: OpaquePointer
+    private let condition = NSCondition()
+    /// Guarded by `condition`: blocks handed over and not yet hashed, in order.
+    private var queue: [UnsafeRawBufferPointer] = []
+    /// Guarded by `condition`: blocks handed over whose hashing has not finished.
+    private var pending = 0
+    private var closed = false
+    private var running = false
+    private var result: String?
+
+    init(sampleType: String, sampleRate: Int, channels: Int) {
+        context = AudioDigest.start(sampleType: sampleType, sampleRate: sampleRate, channels: channels)
+    }
+
+    deinit { AudioDigest.free(context) }
+
+    func start() {
+        condition.lock()
+        running = true
+        condition.unlock()
+        let thread = Thread { [self] in run() }
+        thread.name = "snoozefuse-sha256"
+        thread.start()
+    }
+
+    /// Blocks until the block the producer is about to fill has been hashed.
+    func waitForFreeSlot() {
+        condition.lock()
+        while pending >= SoundCopy.slots - 1 { condition.wait() }
+        condition.unlock()
+    }
+
+    func hash(_ bytes: UnsafeRawBufferPointer) {
+        condition.lock()
+        queue.append(bytes)
+        pending += 1
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Ends the stream and waits until everything handed over is hashed and the thread is gone.
+    func finish() {
+        condition.lock()
+        closed = true
+        condition.broadcast()
+        while running { condition.wait() }
+        condition.unlock()
+    }
+
+    /// The digest of everything hashed; call after ``finish()``.
+    func digest() -> String {
+        if let result { return result }
+        let text = AudioDigest.finish(context)
+        result = text
+        return text
+    }
+
+    private func run() {
+        condition.lock()
+        while true {
+            while queue.isEmpty && !closed { condition.wait() }
+            if queue.isEmpty { break }
+            let bytes = queue.removeFirst()
+            condition.unlock()
+            AudioDigest.update(context, bytes)
+            condition.lock()
+            pending -= 1
+            condition.broadcast()
+        }
+        running = false
+        condition.broadcast()
+        condition.unlock()
+    }
+}
+
+// The EVP context is used only by the hashing thread between `start()` and `finish()`, and by the
+// owner before and after; `finish()` waits (under `condition`) until the thread is done, which
+// orders the two. `queue`, `pending`, `closed` and `running` are only touched with `condition` held.
+extension HashingThread: @unchecked Sendable {}
+
+/// Starts writing back the file's dirty pages without waiting (`sync_file_range`, SYNC_FILE_RANGE_WRITE).
+func startWriteback(_ fileDescriptor: Int32) {
+    _ = snoozefuse_start_writeback(fileDescriptor)
+}
