@@ -1,0 +1,102 @@
+import Foundation
+import Glibc
+import SnoozeFuseSoundLibrary
+import SnoozeFuseStore
+import SnoozeFuseTestSupport
+import Testing
+
+@Suite("Crash safety of the sound library (kill -9 mid-import, stale files)")
+struct CrashSafetyTests {
+    /// `kill -9` while the binary writes a large import, twice (just started, about half way), then
+    /// the next command's startup cleanup: no temporary file left, no partial sound listed, and the
+    /// index and the files agree (checked with the sqlite3 shell). Then the same import completes.
+    @Test func killDuringImportLeavesNoPartialFileAndAConsistentIndex() async throws {
+        let scratch = try Scratch()
+        let small = scratch.path("small.wav"), long = scratch.path("long.wav")
+        try makeSignal(small, seconds: 0.5)
+        try makeSignal(long, seconds: 600) // 10 minutes, 44.1 kHz stereo 16-bit: 106 MB stored
+        let first = try await scratch.run(["sounds", "import", small])
+        #expect(first.status == 0, "\(first.standardError)")
+        let storedBytes = 600 * 44_100 * 4
+
+        for threshold in [1, storedBytes / 2] {
+            let process = Process()
+            process.executableURL = snoozefuse
+            process.arguments = ["sounds", "import", long]
+            process.environment = scratch.environment
+            process.standardInput = FileHandle.nullDevice
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            var killedWhileWriting = false
+            while process.isRunning {
+                let partial = try temporaryFiles(scratch).contains { name in
+                    let size = (try? FileManager.default.attributesOfItem(atPath: scratch.soundsFolder + "/" + name)[.size] as? Int) ?? 0
+                    return (size ?? 0) >= threshold
+                }
+                if partial {
+                    kill(process.processIdentifier, SIGKILL)
+                    killedWhileWriting = true
+                    break
+                }
+                try await Task.sleep(for: .milliseconds(1))
+            }
+            process.waitUntilExit()
+            #expect(killedWhileWriting, "the import ended before it had written \(threshold) bytes")
+            #expect(process.terminationReason == .uncaughtSignal)
+            #expect(process.terminationStatus == SIGKILL)
+            // The killed import left its temporary file behind …
+            #expect(try temporaryFiles(scratch).count == 1)
+
+            // … which the next command removes, saying so; the partial sound is never listed.
+            let list = try await scratch.run(["sounds", "list", "--json"])
+            #expect(list.status == 0, "\(list.standardError)")
+            #expect(list.standardError.contains("left behind by an interrupted import"))
+            let imported = try JSONDecoder().decode([ListedSound].self, from: Data(list.standardOutput.utf8)).filter { !$0.builtIn }
+            #expect(imported.map(\.name) == ["small"])
+            #expect(try temporaryFiles(scratch).isEmpty)
+            let rows = try indexRows(scratch)
+            #expect(rows.count == 1)
+            #expect(try scratch.storedFiles() == Set(rows.map { String($0.split(separator: "|")[1]) }))
+        }
+
+        let completed = try await scratch.run(["sounds", "import", long])
+        #expect(completed.status == 0, "\(completed.standardError)")
+        let rows = try indexRows(scratch)
+        #expect(rows.map { $0.split(separator: "|")[0] } == ["long", "small"])
+        #expect(try scratch.storedFiles() == Set(rows.map { String($0.split(separator: "|")[1]) }))
+        let stored = try #require(try SoundLibrary(paths: scratch.paths, builtIns: [:]).path(named: "long"))
+        #expect(try intSamples(stored).info.frames == 600 * 44_100)
+    }
+
+    /// What a crash can leave (a dead import's temporary file; a stored file whose row was never
+    /// added, or whose row was deleted) is removed when the library opens; the temporary file of
+    /// an import still running (its lock held) and the indexed files are kept.
+    @Test func openingTheLibraryRemovesStaleFilesOnly() throws {
+        let scratch = try Scratch()
+        let source = scratch.path("kept.wav")
+        try makeSignal(source, seconds: 0.3)
+        let library = try scratch.library()
+        let kept = try library.importSound(at: source)
+        let folder = scratch.soundsFolder
+        let deadTemporary = ".import-dead.tmp", orphan = "0123456789abcdef0123456789abcdef.caf"
+        try Data([1, 2, 3]).write(to: URL(fileURLWithPath: folder + "/" + deadTemporary))
+        try Data([4, 5, 6]).write(to: URL(fileURLWithPath: folder + "/" + orphan))
+        let live = try SoundsFolder(url: scratch.paths.soundsFolder).makeTemporaryFile()
+        let liveName = URL(fileURLWithPath: live.path).lastPathComponent
+
+        let reopened = try scratch.library()
+
+        #expect(Set(reopened.removedStaleFiles) == [deadTemporary, orphan])
+        #expect(try scratch.storedFiles() == [kept.sound.storedFileName, liveName])
+        #expect(try reopened.list().map(\.name) == ["kept"])
+        withExtendedLifetime(live) {}
+    }
+}
+
+/// The temporary import files in the sounds folder.
+func temporaryFiles(_ scratch: Scratch) throws -> [String] {
+    guard FileManager.default.fileExists(atPath: scratch.soundsFolder) else { return [] }
+    return try FileManager.default.contentsOfDirectory(atPath: scratch.soundsFolder)
+        .filter { $0.hasPrefix(".import-") && $0.hasSuffix(".tmp") }
+}
