@@ -32,7 +32,7 @@ struct CrashSafetyTests {
             while process.isRunning {
                 let partial = try temporaryFiles(scratch).contains { name in
                     let size = (try? FileManager.default.attributesOfItem(atPath: scratch.soundsFolder + "/" + name)[.size] as? Int) ?? 0
-                    return (size ?? 0) >= threshold
+                    return size >= threshold
                 }
                 if partial {
                     kill(process.processIdentifier, SIGKILL)
