@@ -235,8 +235,14 @@ public final class PulseEmitter: @unchecked Sendable {
     public func waitUntilIdle(before deadline: Date) -> Bool {
         condition.lock()
         defer { condition.unlock() }
+        // Foundation traps on dates too far ahead to convert (`distantFuture`): wait without one.
+        let bounded = deadline.timeIntervalSinceNow < 86_400 * 365
         while busy || pending != nil || pendingCancel {
-            if !condition.wait(until: deadline) { return !(busy || pending != nil || pendingCancel) }
+            if !bounded {
+                condition.wait()
+            } else if !condition.wait(until: deadline) {
+                return !(busy || pending != nil || pendingCancel)
+            }
         }
         return true
     }

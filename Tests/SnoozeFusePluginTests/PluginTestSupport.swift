@@ -36,19 +36,26 @@ struct BuildFailure: Error, CustomStringConvertible {
 }
 
 /// Runs a program to its end; returns its status and its standard output and error together.
+/// Output goes to a temporary file rather than a pipe: plugins under test start child processes,
+/// and the SIGCHLD they cause can interrupt Foundation's pipe reads, which it does not retry.
 func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, output: String, signalled: Bool) {
+    let log = NSTemporaryDirectory() + "/snoozefuse-test-output-\(UUID().uuidString)"
+    guard FileManager.default.createFile(atPath: log, contents: nil), let handle = FileHandle(forWritingAtPath: log) else {
+        throw CocoaError(.fileWriteUnknown)
+    }
+    defer { try? FileManager.default.removeItem(atPath: log) }
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
     if let environment { process.environment = environment }
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
+    process.standardOutput = handle
+    process.standardError = handle
     process.standardInput = FileHandle.nullDevice
     try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self), process.terminationReason == .uncaughtSignal)
+    try handle.close()
+    let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+    return (process.terminationStatus, output, process.terminationReason == .uncaughtSignal)
 }
 
 /// A logger that keeps what it is given, to assert on.

@@ -1,0 +1,34 @@
+import Foundation
+import SnoozeFuseTestSupport
+import Testing
+
+/// The author kit's examples are built with the exact commands PLUGINS.md gives and must pass
+/// `snoozefuse plugins check`, so CI keeps them working.
+@Suite("Examples for plugin authors")
+struct ExamplePluginTests {
+    let snoozefuse = BuiltProducts.executable("snoozefuse").path
+
+    @Test func cExampleBuildsAndPassesTheCheck() throws {
+        let folder = try PluginFolder()
+        defer { folder.cleanUp() }
+        let path = try folder.buildC("example-rain.so", source: repositoryRoot.appendingPathComponent("Examples/c-plugin/rain.c").path)
+        let result = try run(snoozefuse, ["plugins", "check", path])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output.contains("org.example.rain"))
+    }
+
+    @Test func swiftExampleBuildsAndPassesTheCheck() throws {
+        let folder = try PluginFolder()
+        defer { folder.cleanUp() }
+        let path = folder.path + "/example-swift.so"
+        let build = try run("/usr/bin/env", [
+            "swiftc", "-emit-library", "-parse-as-library", "-O", "-module-name", "ExampleSwiftPlugin",
+            "-I", abiInclude, repositoryRoot.appendingPathComponent("Examples/swift-plugin/Plugin.swift").path, "-o", path,
+        ])
+        #expect(build.status == 0, "\(build.output)")
+        let result = try run(snoozefuse, ["plugins", "check", path])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output.contains("org.example.swift-chime"))
+        #expect(result.output.contains("sound-source + pulse-emitter"))
+    }
+}
