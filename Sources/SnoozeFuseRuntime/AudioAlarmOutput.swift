@@ -83,6 +83,9 @@ public actor AudioAlarmOutput: AlarmOutput {
     /// Whether `arm` or `start` has run the chain since the last `stop`.
     private var chainTried = false
     private var reconnectAttempt = 0
+    /// How long `start` waits for an opened device's first write before the fallback sounds.
+    public nonisolated let firstWriteTimeout: Duration
+    private var watchdog: Task<Void, Never>?
 
     /// - Parameters:
     ///   - device: the requested PCM (`default` when nil).
@@ -90,7 +93,9 @@ public actor AudioAlarmOutput: AlarmOutput {
     ///   - fallbackName: its name in reports (`AlarmStartReport.output` of the fallback is used when known).
     public init(device: String? = nil, settings: AlarmPlaybackSettings, fallback: any AlarmOutput,
                 fallbackName: String = "terminal bell",
-                reconnectDelays: [Duration] = [.seconds(2), .seconds(4), .seconds(8)]) {
+                reconnectDelays: [Duration] = [.seconds(2), .seconds(4), .seconds(8)],
+                firstWriteTimeout: Duration = .seconds(1)) {
+        self.firstWriteTimeout = firstWriteTimeout
         var devices = [device ?? "default"]
         if !devices.contains("default") { devices.append("default") }
         self.devices = devices
@@ -124,6 +129,7 @@ public actor AudioAlarmOutput: AlarmOutput {
             settled = false
             await startChain(from: 0, due: .now)
         }
+        if !settled { startWatchdog() }
         while !settled {
             await withCheckedContinuation { settledWaiters.append($0) }
         }
@@ -142,6 +148,8 @@ public actor AudioAlarmOutput: AlarmOutput {
     public func stop() async {
         mode = .idle
         chainTried = false
+        watchdog?.cancel()
+        watchdog = nil
         reconnectTask?.cancel()
         reconnectTask = nil
         if let active {
@@ -256,6 +264,32 @@ public actor AudioAlarmOutput: AlarmOutput {
         if fallbackSounding { return AlarmStartReport(output: fallbackName) }
         fallbackSounding = true
         return await fallback.start(reason: reason)
+    }
+
+    // MARK: - First-write watchdog
+
+    /// A device that opened but does not write (a stalled server, a plugin stuck in a blocking
+    /// write) must not keep the alarm silent: after `firstWriteTimeout` the fallback sounds, and the
+    /// device counts as lost. If it does start later, its first write restores it as after a
+    /// reconnect.
+    private func startWatchdog() {
+        watchdog?.cancel()
+        let generation = generation
+        let timeout = firstWriteTimeout
+        watchdog = Task { [weak self] in
+            guard (try? await Task.sleep(for: timeout)) != nil else { return }
+            await self?.firstWriteOverdue(generation: generation)
+        }
+    }
+
+    private func firstWriteOverdue(generation: Int) async {
+        guard !settled, case .starting = mode, let active, active.generation == generation,
+              active.firstWrite == nil else { return }
+        let device = active.playback.device
+        failures.append("\(Self.outputName(device)) opened but wrote nothing within \(firstWriteTimeout.compactDescription) of the alarm; the \(fallbackName) sounds until it does")
+        mode = .onFallback(device: device)
+        _ = await startFallback()
+        settle()
     }
 
     // MARK: - Reconnecting
