@@ -2,12 +2,14 @@
 public struct AlarmPlaybackSettings: Sendable, Hashable {
     public var sound: AlarmSound
     public var gain: AlarmGain
-    public var configuration: PCMConfiguration
+    /// What to ask the device for; `nil` asks for the sound's own rate and channel count (48 kHz
+    /// stereo for synthesized sounds), so nothing is resampled where the device can take it.
+    public var configuration: PCMConfiguration?
     /// Play this long and end (the queued frames play out); `nil` loops until stopped.
     public var duration: Duration?
 
     public init(sound: AlarmSound = .builtInTone, gain: AlarmGain = AlarmGain(percent: 80, fadeIn: .seconds(10)),
-                configuration: PCMConfiguration = PCMConfiguration(), duration: Duration? = nil) {
+                configuration: PCMConfiguration? = nil, duration: Duration? = nil) {
         self.sound = sound
         self.gain = gain
         self.configuration = configuration
@@ -60,9 +62,17 @@ public enum AlarmPlayer {
         from position: Duration = .zero,
         onEvent: @escaping @Sendable (PCMPlaybackThread.Event) -> Void = { _ in }
     ) throws(AlarmPlayerError) -> AlarmPlayback {
+        // Ask the device for the file's own rate and channel count: where it can take them (any
+        // `plug`, `pulse` or `dmix` device can), nothing is resampled or remixed here, which is
+        // most of the CPU an alarm costs. The render chain converts whatever the device grants.
+        var configuration = settings.configuration ?? PCMConfiguration()
+        if settings.configuration == nil, let native = settings.sound.nativeFormat {
+            configuration.sampleRate = native.sampleRate
+            configuration.channels = native.channels
+        }
         let output: PCMOutput
         do {
-            output = try PCMOutput(device: device, configuration: settings.configuration)
+            output = try PCMOutput(device: device, configuration: configuration)
         } catch {
             throw .device(error)
         }

@@ -210,6 +210,15 @@ public struct AlarmToneSource: AlarmSoundSource {
 
 extension AlarmSound {
     /// Opens the source for this sound. `deviceRate` is the rate the built-in tone is synthesized at.
+    /// A sound file's own rate and channel count (read from its header); `nil` for synthesized
+    /// sounds, which render at whatever the device takes, and for files that do not open (the
+    /// error surfaces when the source is made).
+    public var nativeFormat: (sampleRate: Int, channels: Int)? {
+        guard case .file(let path) = self, let file = try? SoundFile(readingAtPath: path),
+              file.info.sampleRate > 0, file.info.channels > 0 else { return nil }
+        return (file.info.sampleRate, file.info.channels)
+    }
+
     public func makeSource(deviceRate: Int) throws(SoundFileError) -> any AlarmSoundSource {
         switch self {
         case .builtInTone: AlarmToneSource(sampleRate: deviceRate)

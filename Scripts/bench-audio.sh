@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Audio benchmarks (SPEC §8), side by side in one run:
+#   1. alarm lateness over N short naps (deadline → first frame written to ALSA): p50/p99/max
+#   2. CPU time per second of audio, the same WAV to the same real-time device (a PulseAudio null
+#      sink started here, private to this run), against `aplay`
+#   3. peak memory streaming a 1-hour WAV, against `aplay` (both to ALSA's `null` PCM, which takes
+#      samples as fast as they come: aplay streams the whole file; snoozefuse streams it, looping,
+#      for 15 s of wall time, which is far more than an hour of audio)
+#
+# Usage: Scripts/bench-audio.sh [NAPS] [BINARY]     (defaults: 50, .build/release/snoozefuse)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+naps="${1:-50}"
+binary="$(realpath "${2:-.build/release/snoozefuse}")"
+[ -x "$binary" ] || { echo "bench-audio: $binary is not built (make build)" >&2; exit 66; }
+for tool in sox aplay pulseaudio pactl python3 /usr/bin/time; do
+    command -v "$tool" >/dev/null || { echo "bench-audio: $tool is missing (make deps)" >&2; exit 69; }
+done
+
+work="$(mktemp -d)"
+daemon_pid=""
+cleanup() {
+    if [ -n "$daemon_pid" ]; then kill "$daemon_pid" 2>/dev/null || true; fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+echo "== 1. alarm lateness over $naps naps (device: null) =="
+for _ in $(seq "$naps"); do
+    "$binary" nap --no-hold --release 0 --nap 1 --max 5 --ring-limit 1 --device null --events jsonl --quiet 2>/dev/null \
+        | sed -n 's/.*"event":"alarm".*"lateness_ms":\([0-9.]*\).*/\1/p'
+done | sort -n > "$work/lateness.txt"
+awk '{ v[NR] = $1 } END {
+    if (NR == 0) { print "no alarm events"; exit 1 }
+    p50 = v[int((NR - 1) * 0.50) + 1]; p99 = v[int((NR - 1) * 0.99) + 1]
+    printf "naps %d  p50 %.3f ms  p99 %.3f ms  max %.3f ms   budget p99 <= 2 ms: %s\n", NR, p50, p99, v[NR], (p99 <= 2 ? "met" : "NOT met")
+}' "$work/lateness.txt"
+
+echo "== 2. CPU per second of audio, real-time to a PulseAudio null sink =="
+export XDG_RUNTIME_DIR="$work/run"
+mkdir -p -m 0700 "$XDG_RUNTIME_DIR"
+export PULSE_SERVER="unix:$XDG_RUNTIME_DIR/pulse/native"
+pulseaudio --daemonize=no --exit-idle-time=-1 -n --log-target=stderr \
+    --load="module-null-sink sink_name=nullsink" --load=module-native-protocol-unix 2>"$work/pulse.log" &
+daemon_pid=$!
+for _ in $(seq 50); do pactl info >/dev/null 2>&1 && break; sleep 0.1; done
+pactl info >/dev/null 2>&1 || { echo "bench-audio: PulseAudio did not start" >&2; cat "$work/pulse.log" >&2; exit 69; }
+# Marginal cost: CPU for a long play minus CPU for a short one, divided by the difference, so
+# start-up (and `time`'s 10 ms resolution) does not count as cost per second of audio.
+short=10 long=40
+# CPU seconds (user + system) of a command, from getrusage on its children: precise to the
+# scheduler's accounting, unlike GNU time's two decimals.
+cpu_of() {
+    python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print("%.6f" % (usage.ru_utime + usage.ru_stime))' "$@"
+}
+for length in "$short" "$long"; do
+    sox -n -r 44100 -c 2 -b 16 "$work/tone$length.wav" synth "$length" sine 440 sine 660 gain -6
+    cpu_of aplay -q -D pulse "$work/tone$length.wav" > "$work/aplay$length.cpu"
+    cpu_of "$binary" sounds play "$work/tone$length.wav" \
+        --device pulse --duration "$length" --volume 100 --fade-in 0 > "$work/sf$length.cpu"
+done
+awk -v as="$(cat "$work/aplay$short.cpu")" -v al="$(cat "$work/aplay$long.cpu")" \
+    -v ss="$(cat "$work/sf$short.cpu")" -v sl="$(cat "$work/sf$long.cpu")" -v d="$((long - short))" 'BEGIN {
+    a = (al - as) / d; b = (sl - ss) / d
+    printf "aplay       %.6f s CPU per s of audio (%.4f s for %d s)\n", a, al, d + 10
+    printf "snoozefuse  %.6f s CPU per s of audio (%.4f s for %d s)\n", b, sl, d + 10
+    if (a > 0) printf "ratio %.2f x aplay   budget <= 1.0: %s\n", b / a, (b <= a ? "met" : "NOT met")
+    else printf "aplay used no measurable CPU per second (below the 10 ms resolution)\n"
+}'
+kill "$daemon_pid" 2>/dev/null || true; daemon_pid=""
+
+echo "== 3. peak memory streaming a 1-hour WAV (device: null) =="
+sox -n -r 44100 -c 2 -b 16 "$work/hour.wav" synth 3600 sine 440 gain -6
+/usr/bin/time -f "%M" -o "$work/aplay.mem" aplay -q -D null "$work/hour.wav"
+/usr/bin/time -f "%M" -o "$work/sf.mem" "$binary" sounds play "$work/hour.wav" --device null --duration 15 --volume 100 --fade-in 0 >/dev/null 2>&1
+awk -v a="$(cat "$work/aplay.mem")" -v b="$(cat "$work/sf.mem")" 'BEGIN {
+    printf "aplay       peak RSS %.1f MiB\nsnoozefuse  peak RSS %.1f MiB   budget <= 20 MiB: %s\n", a / 1024, b / 1024, (b / 1024 <= 20 ? "met" : "NOT met")
+}'
