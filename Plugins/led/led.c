@@ -3,6 +3,7 @@
  * config: led=NAME (e.g. input3::capslock; required), root=DIR (default /sys/class/leds) */
 #define _GNU_SOURCE
 #include "snoozefuse_plugin.h"
+#include "../common/plugin_config.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -17,24 +18,6 @@ typedef struct led {
     long max_brightness;
     long original;
 } led;
-
-static int config_value(const char *config, const char *key, char *out, size_t capacity) {
-    size_t key_length = strlen(key);
-    const char *p = config ? config : "";
-    while (*p) {
-        const char *end = strchr(p, ',');
-        size_t length = end ? (size_t)(end - p) : strlen(p);
-        if (length > key_length && strncmp(p, key, key_length) == 0 && p[key_length] == '=') {
-            size_t value_length = length - key_length - 1;
-            if (value_length >= capacity) value_length = capacity - 1;
-            memcpy(out, p + key_length + 1, value_length);
-            out[value_length] = 0;
-            return 1;
-        }
-        p += length + (end ? 1 : 0);
-    }
-    return 0;
-}
 
 static int read_number(const char *path, long *out) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -94,11 +77,11 @@ static snoozefuse_status create_emitter(const snoozefuse_host *host, const char 
                                         snoozefuse_pulse_emitter **out, char *message, uint32_t capacity) {
     (void)host;
     char name[256], root[256] = "/sys/class/leds", path[600];
-    if (!config_value(config, "led", name, sizeof name) || !*name || strchr(name, '/') || !strcmp(name, "..")) {
+    if (!plugin_config_value(config, "led", name, sizeof name) || !*name || strchr(name, '/') || !strcmp(name, "..")) {
         snprintf(message, capacity, "choose an LED with led=NAME (one of the names in /sys/class/leds)");
         return SNOOZEFUSE_STATUS_INVALID_CONFIG;
     }
-    config_value(config, "root", root, sizeof root);
+    plugin_config_value(config, "root", root, sizeof root);
     led *l = calloc(1, sizeof *l);
     if (!l) {
         snprintf(message, capacity, "out of memory");

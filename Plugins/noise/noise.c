@@ -1,6 +1,7 @@
 /* noise: white, pink or brown noise as a sound source for snoozefuse (a sleep sound).
  * config: color=white|pink|brown (default pink), volume=0..1 (default 0.3), seed=N */
 #include "snoozefuse_plugin.h"
+#include "../common/plugin_config.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,40 +19,7 @@ typedef struct noise {
     int active;
 } noise;
 
-static int config_value(const char *config, const char *key, char *out, size_t capacity) {
-    size_t key_length = strlen(key);
-    const char *p = config ? config : "";
-    while (*p) {
-        const char *end = strchr(p, ',');
-        size_t length = end ? (size_t)(end - p) : strlen(p);
-        if (length > key_length && strncmp(p, key, key_length) == 0 && p[key_length] == '=') {
-            size_t value_length = length - key_length - 1;
-            if (value_length >= capacity) value_length = capacity - 1;
-            memcpy(out, p + key_length + 1, value_length);
-            out[value_length] = 0;
-            return 1;
-        }
-        p += length + (end ? 1 : 0);
-    }
-    return 0;
-}
-
-static int unknown_key(const char *config, char *message, uint32_t capacity) {
-    const char *p = config ? config : "";
-    while (*p) {
-        const char *end = strchr(p, ',');
-        size_t length = end ? (size_t)(end - p) : strlen(p);
-        const char *eq = memchr(p, '=', length);
-        size_t key_length = eq ? (size_t)(eq - p) : length;
-        if (!((key_length == 5 && !strncmp(p, "color", 5)) || (key_length == 6 && !strncmp(p, "volume", 6)) ||
-              (key_length == 4 && !strncmp(p, "seed", 4)))) {
-            snprintf(message, capacity, "unknown key \"%.*s\" (noise accepts color, volume, seed)", (int)key_length, p);
-            return 1;
-        }
-        p += length + (end ? 1 : 0);
-    }
-    return 0;
-}
+static const char *const noise_keys[] = {"color", "volume", "seed", NULL};
 
 static snoozefuse_status noise_activate(snoozefuse_sound_source *self, uint32_t rate, uint32_t channels,
                                         uint32_t max_frames, const char *config, char *message, uint32_t capacity) {
@@ -63,11 +31,11 @@ static snoozefuse_status noise_activate(snoozefuse_sound_source *self, uint32_t 
         snprintf(message, capacity, "unsupported channel count %u", channels);
         return SNOOZEFUSE_STATUS_UNSUPPORTED;
     }
-    if (unknown_key(config, message, capacity)) return SNOOZEFUSE_STATUS_INVALID_CONFIG;
+    if (plugin_config_unknown_key(config, noise_keys, "noise", message, capacity)) return SNOOZEFUSE_STATUS_INVALID_CONFIG;
     n->color = COLOR_PINK;
     n->volume = 0.3f;
     n->state = 0x9E3779B97F4A7C15ull;
-    if (config_value(config, "color", value, sizeof value)) {
+    if (plugin_config_value(config, "color", value, sizeof value)) {
         if (!strcmp(value, "white")) n->color = COLOR_WHITE;
         else if (!strcmp(value, "pink")) n->color = COLOR_PINK;
         else if (!strcmp(value, "brown")) n->color = COLOR_BROWN;
@@ -76,7 +44,7 @@ static snoozefuse_status noise_activate(snoozefuse_sound_source *self, uint32_t 
             return SNOOZEFUSE_STATUS_INVALID_CONFIG;
         }
     }
-    if (config_value(config, "volume", value, sizeof value)) {
+    if (plugin_config_value(config, "volume", value, sizeof value)) {
         char *end;
         double v = strtod(value, &end);
         if (*end || !(v >= 0 && v <= 1)) {
@@ -85,7 +53,7 @@ static snoozefuse_status noise_activate(snoozefuse_sound_source *self, uint32_t 
         }
         n->volume = (float)v;
     }
-    if (config_value(config, "seed", value, sizeof value)) {
+    if (plugin_config_value(config, "seed", value, sizeof value)) {
         unsigned long long seed = strtoull(value, NULL, 10);
         n->state = seed ? seed : 1;
     }

@@ -2,6 +2,7 @@
  * config: device=/dev/input/eventN (default: the first event device that supports FF_RUMBLE) */
 #define _GNU_SOURCE
 #include "snoozefuse_plugin.h"
+#include "../common/plugin_config.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/input.h>
@@ -17,24 +18,6 @@ typedef struct rumble {
     int effect_id;
     char path[256];
 } rumble;
-
-static int config_value(const char *config, const char *key, char *out, size_t capacity) {
-    size_t key_length = strlen(key);
-    const char *p = config ? config : "";
-    while (*p) {
-        const char *end = strchr(p, ',');
-        size_t length = end ? (size_t)(end - p) : strlen(p);
-        if (length > key_length && strncmp(p, key, key_length) == 0 && p[key_length] == '=') {
-            size_t value_length = length - key_length - 1;
-            if (value_length >= capacity) value_length = capacity - 1;
-            memcpy(out, p + key_length + 1, value_length);
-            out[value_length] = 0;
-            return 1;
-        }
-        p += length + (end ? 1 : 0);
-    }
-    return 0;
-}
 
 static int supports_rumble(int fd) {
     unsigned long bits[(FF_MAX + 8 * sizeof(unsigned long)) / (8 * sizeof(unsigned long))] = {0};
@@ -96,7 +79,7 @@ static snoozefuse_status create_emitter(const snoozefuse_host *host, const char 
     (void)host;
     char path[256] = "";
     int fd = -1;
-    if (config_value(config, "device", path, sizeof path)) {
+    if (plugin_config_value(config, "device", path, sizeof path)) {
         fd = open(path, O_RDWR | O_CLOEXEC);
         if (fd < 0) {
             snprintf(message, capacity, "cannot open %s: %s", path, strerror(errno));

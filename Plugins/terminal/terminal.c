@@ -5,6 +5,7 @@
  * intensity >= 0.9, i.e. the alarm pattern's first pulse), symbol=TEXT (default a heart) */
 #define _GNU_SOURCE
 #include "snoozefuse_plugin.h"
+#include "../common/plugin_config.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -19,24 +20,6 @@ typedef struct terminal {
     int bell;
     char symbol[32];
 } terminal;
-
-static int config_value(const char *config, const char *key, char *out, size_t capacity) {
-    size_t key_length = strlen(key);
-    const char *p = config ? config : "";
-    while (*p) {
-        const char *end = strchr(p, ',');
-        size_t length = end ? (size_t)(end - p) : strlen(p);
-        if (length > key_length && strncmp(p, key, key_length) == 0 && p[key_length] == '=') {
-            size_t value_length = length - key_length - 1;
-            if (value_length >= capacity) value_length = capacity - 1;
-            memcpy(out, p + key_length + 1, value_length);
-            out[value_length] = 0;
-            return 1;
-        }
-        p += length + (end ? 1 : 0);
-    }
-    return 0;
-}
 
 static void write_all(int fd, const char *text) {
     size_t left = strlen(text);
@@ -81,15 +64,15 @@ static snoozefuse_status create_emitter(const snoozefuse_host *host, const char 
                                         snoozefuse_pulse_emitter **out, char *message, uint32_t capacity) {
     (void)host;
     char path[256] = "/dev/tty", value[32];
-    config_value(config, "tty", path, sizeof path);
+    plugin_config_value(config, "tty", path, sizeof path);
     terminal *t = calloc(1, sizeof *t);
     if (!t) {
         snprintf(message, capacity, "out of memory");
         return SNOOZEFUSE_STATUS_FAILED;
     }
     strcpy(t->symbol, "\xe2\x99\xa5"); /* U+2665 BLACK HEART SUIT */
-    config_value(config, "symbol", t->symbol, sizeof t->symbol);
-    if (config_value(config, "bell", value, sizeof value)) t->bell = strcmp(value, "0") != 0;
+    plugin_config_value(config, "symbol", t->symbol, sizeof t->symbol);
+    if (plugin_config_value(config, "bell", value, sizeof value)) t->bell = strcmp(value, "0") != 0;
     t->fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC | O_APPEND);
     if (t->fd < 0) {
         snprintf(message, capacity, "cannot open %s: %s", path, strerror(errno));

@@ -1,6 +1,7 @@
 /* tone: a synthesized alarm sound source (beep, chime, siren), for snoozefuse.
  * config: pattern=beep|chime|siren, frequency=HZ (20..8000, default 880), volume=0..1 (default 0.8) */
 #include "snoozefuse_plugin.h"
+#include "../common/plugin_config.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,41 +26,7 @@ typedef struct tone {
 } tone;
 
 /* Finds `key` in "k=v,k=v" and copies its value to `out`; returns 1 when found. */
-static int config_value(const char *config, const char *key, char *out, size_t capacity) {
-    size_t key_length = strlen(key);
-    const char *p = config ? config : "";
-    while (*p) {
-        const char *end = strchr(p, ',');
-        size_t length = end ? (size_t)(end - p) : strlen(p);
-        if (length > key_length && strncmp(p, key, key_length) == 0 && p[key_length] == '=') {
-            size_t value_length = length - key_length - 1;
-            if (value_length >= capacity) value_length = capacity - 1;
-            memcpy(out, p + key_length + 1, value_length);
-            out[value_length] = 0;
-            return 1;
-        }
-        p += length + (end ? 1 : 0);
-    }
-    return 0;
-}
-
-/* Rejects keys this plugin does not know, so typos are reported. */
-static int unknown_key(const char *config, char *message, uint32_t capacity) {
-    const char *p = config ? config : "";
-    while (*p) {
-        const char *end = strchr(p, ',');
-        size_t length = end ? (size_t)(end - p) : strlen(p);
-        const char *eq = memchr(p, '=', length);
-        size_t key_length = eq ? (size_t)(eq - p) : length;
-        if (!((key_length == 7 && !strncmp(p, "pattern", 7)) || (key_length == 9 && !strncmp(p, "frequency", 9)) ||
-              (key_length == 6 && !strncmp(p, "volume", 6)))) {
-            snprintf(message, capacity, "unknown key \"%.*s\" (tone accepts pattern, frequency, volume)", (int)key_length, p);
-            return 1;
-        }
-        p += length + (end ? 1 : 0);
-    }
-    return 0;
-}
+static const char *const tone_keys[] = {"pattern", "frequency", "volume", NULL};
 
 static snoozefuse_status tone_activate(snoozefuse_sound_source *self, uint32_t rate, uint32_t channels,
                                        uint32_t max_frames, const char *config, char *message, uint32_t capacity) {
@@ -70,11 +37,11 @@ static snoozefuse_status tone_activate(snoozefuse_sound_source *self, uint32_t r
         snprintf(message, capacity, "unsupported format: %u Hz, %u channels", rate, channels);
         return SNOOZEFUSE_STATUS_UNSUPPORTED;
     }
-    if (unknown_key(config, message, capacity)) return SNOOZEFUSE_STATUS_INVALID_CONFIG;
+    if (plugin_config_unknown_key(config, tone_keys, "tone", message, capacity)) return SNOOZEFUSE_STATUS_INVALID_CONFIG;
     t->pattern = PATTERN_BEEP;
     t->frequency = 880;
     t->volume = 0.8;
-    if (config_value(config, "pattern", value, sizeof value)) {
+    if (plugin_config_value(config, "pattern", value, sizeof value)) {
         if (!strcmp(value, "beep")) t->pattern = PATTERN_BEEP;
         else if (!strcmp(value, "chime")) t->pattern = PATTERN_CHIME;
         else if (!strcmp(value, "siren")) t->pattern = PATTERN_SIREN;
@@ -83,7 +50,7 @@ static snoozefuse_status tone_activate(snoozefuse_sound_source *self, uint32_t r
             return SNOOZEFUSE_STATUS_INVALID_CONFIG;
         }
     }
-    if (config_value(config, "frequency", value, sizeof value)) {
+    if (plugin_config_value(config, "frequency", value, sizeof value)) {
         char *end;
         double f = strtod(value, &end);
         if (*end || !(f >= 20 && f <= 8000)) {
@@ -92,7 +59,7 @@ static snoozefuse_status tone_activate(snoozefuse_sound_source *self, uint32_t r
         }
         t->frequency = f;
     }
-    if (config_value(config, "volume", value, sizeof value)) {
+    if (plugin_config_value(config, "volume", value, sizeof value)) {
         char *end;
         double v = strtod(value, &end);
         if (*end || !(v >= 0 && v <= 1)) {
