@@ -4,7 +4,7 @@
 SWIFT ?= swift
 CONFIG ?= release
 
-.PHONY: deps build demo test check-warnings fuzz fuzz-durations bench-wakeups clean sounds
+.PHONY: deps build demo test check-warnings fuzz fuzz-durations bench bench-wakeups clean sounds
 
 deps:
 	@./Scripts/install-deps.sh
@@ -35,6 +35,13 @@ fuzz-durations: deps
 # Re-render the built-in alarm sounds in Sounds/ (deterministic: same bytes every run).
 sounds: deps
 	$(SWIFT) run snoozefuse-make-sounds Sounds
+
+# Benchmarks (SPEC §8), each side by side with its peer tool in the same run.
+bench: build
+	./Scripts/bench-wakeups.sh 30
+	./Scripts/bench-audio.sh 50
+	./Scripts/bench-import.sh 30
+	./Scripts/bench-plugins.sh
 
 bench-wakeups: build
 	./Scripts/bench-wakeups.sh 30
