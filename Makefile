@@ -23,8 +23,10 @@ check-warnings: deps
 	@rm -f .build-warnings.log
 
 test: check-warnings
-	$(SWIFT) test
-	./Fuzz/fuzz.sh durations 100000
+	@mkdir -p Fuzz/out
+	@./Fuzz/fuzz.sh durations 100000 > Fuzz/out/durations.log 2>&1 || { tail -40 Fuzz/out/durations.log; echo "make: the duration fuzzer failed (Fuzz/out/durations.log)" >&2; exit 1; }
+	@grep -E "^Done" Fuzz/out/durations.log | sed 's/^/duration fuzzer: /'
+	./Scripts/run-tests.sh
 
 fuzz: fuzz-durations
 	./Fuzz/fuzz.sh caf 1000000
