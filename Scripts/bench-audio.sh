@@ -46,8 +46,7 @@ daemon_pid=$!
 for _ in $(seq 50); do pactl info >/dev/null 2>&1 && break; sleep 0.1; done
 pactl info >/dev/null 2>&1 || { echo "bench-audio: PulseAudio did not start" >&2; cat "$work/pulse.log" >&2; exit 69; }
 # Marginal cost: CPU for a long play minus CPU for a short one, divided by the difference, so
-# start-up (and `time`'s 10 ms resolution) does not count as cost per second of audio.
-short=10 long=40
+# start-up does not count as cost per second of audio; each figure is the median of three runs.
 # CPU seconds (user + system) of a command, from getrusage on its children: precise to the
 # scheduler's accounting, unlike GNU time's two decimals.
 cpu_of() {
@@ -56,19 +55,22 @@ subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNUL
 usage = resource.getrusage(resource.RUSAGE_CHILDREN)
 print("%.6f" % (usage.ru_utime + usage.ru_stime))' "$@"
 }
+short=5 long=25
+median() { sort -n | sed -n 2p; }
 for length in "$short" "$long"; do
     sox -n -r 44100 -c 2 -b 16 "$work/tone$length.wav" synth "$length" sine 440 sine 660 gain -6
-    cpu_of aplay -q -D pulse "$work/tone$length.wav" > "$work/aplay$length.cpu"
-    cpu_of "$binary" sounds play "$work/tone$length.wav" \
-        --device pulse --duration "$length" --volume 100 --fade-in 0 > "$work/sf$length.cpu"
+    for _ in 1 2 3; do cpu_of aplay -q -D pulse "$work/tone$length.wav"; done | median > "$work/aplay$length.cpu"
+    for _ in 1 2 3; do
+        cpu_of "$binary" sounds play "$work/tone$length.wav" --device pulse --duration "$length" --volume 100 --fade-in 0
+    done | median > "$work/sf$length.cpu"
 done
 awk -v as="$(cat "$work/aplay$short.cpu")" -v al="$(cat "$work/aplay$long.cpu")" \
     -v ss="$(cat "$work/sf$short.cpu")" -v sl="$(cat "$work/sf$long.cpu")" -v d="$((long - short))" 'BEGIN {
     a = (al - as) / d; b = (sl - ss) / d
-    printf "aplay       %.6f s CPU per s of audio (%.4f s for %d s)\n", a, al, d + 10
-    printf "snoozefuse  %.6f s CPU per s of audio (%.4f s for %d s)\n", b, sl, d + 10
+    printf "aplay       %.6f s CPU per s of audio (median %.4f s for %d s, %.4f s for %d s)\n", a, al, d + 5, as, 5
+    printf "snoozefuse  %.6f s CPU per s of audio (median %.4f s for %d s, %.4f s for %d s)\n", b, sl, d + 5, ss, 5
     if (a > 0) printf "ratio %.2f x aplay   budget <= 1.0: %s\n", b / a, (b <= a ? "met" : "NOT met")
-    else printf "aplay used no measurable CPU per second (below the 10 ms resolution)\n"
+    else printf "aplay used no measurable CPU per second\n"
 }'
 kill "$daemon_pid" 2>/dev/null || true; daemon_pid=""
 

@@ -320,19 +320,29 @@ public final class AlarmRenderer: PCMRenderSource {
     }
 
     /// Multiplies by g(t) (see `AlarmGain`), frame by frame while fading, then by the constant volume.
+    ///
+    /// After the fade (all but the first seconds of an alarm) it is one flat loop over contiguous
+    /// samples with loop-invariant values, which the compiler vectorises: this runs for every
+    /// sample of every alarm, so it is kept as cheap as the copy around it.
     private func applyGain(_ buffer: UnsafeMutableBufferPointer<Float>, frames: Int, channels: Int) {
+        guard let samples = buffer.baseAddress else { return }
         let rate = Double(max(format.sampleRate, 1))
         let fadeFrames = Int64(gain.fadeIn.secondsDouble * rate)
-        for frame in 0 ..< frames {
-            let position = renderedFrames + Int64(frame)
-            let factor = position >= fadeFrames
-                ? Float(gain.volume) : Float(gain.gain(atSeconds: Double(position) / rate))
-            for channel in 0 ..< channels {
-                let index = frame * channels + channel
-                buffer[index] = min(max(buffer[index] * factor, -1), 1)
+        let gain = self.gain
+        let first = renderedFrames
+        var frame = 0
+        while frame < frames, first + Int64(frame) < fadeFrames {
+            let factor = Float(gain.gain(atSeconds: Double(first + Int64(frame)) / rate))
+            for index in frame * channels ..< (frame + 1) * channels {
+                samples[index] = min(max(samples[index] * factor, -1), 1)
             }
+            frame += 1
         }
-        renderedFrames += Int64(frames)
+        let volume = Float(gain.volume)
+        for index in frame * channels ..< frames * channels {
+            samples[index] = min(max(samples[index] * volume, -1), 1)
+        }
+        renderedFrames = first + Int64(frames)
     }
 }
 
