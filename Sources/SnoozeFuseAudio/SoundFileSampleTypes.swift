@@ -54,7 +54,9 @@ extension SoundFileWriter {
         try writeFrames(samples) { handle, base, frames in sf_writef_double(handle, base, frames) }
     }
 
-    private mutating func writeFrames<Sample>(
+    /// The one write path for every sample type: checks whole frames, writes, counts, throws with
+    /// libsndfile's reason when it wrote fewer frames than given.
+    mutating func writeFrames<Sample>(
         _ samples: UnsafeBufferPointer<Sample>,
         _ call: (OpaquePointer, UnsafePointer<Sample>, sf_count_t) -> sf_count_t
     ) throws(SoundFileError) {

@@ -55,21 +55,7 @@ public struct SoundFileWriter: ~Copyable {
 
     /// Writes interleaved frames: `samples.count` must be a multiple of the channel count.
     public mutating func write(_ samples: UnsafeBufferPointer<Float>) throws(SoundFileError) {
-        let channels = info.channels
-        precondition(samples.count % channels == 0, "write \(channels) samples per frame; got \(samples.count) samples")
-        guard let handle else {
-            throw SoundFileError(operation: .write, path: path, code: .noError, message: "the file is already closed")
-        }
-        guard let base = samples.baseAddress, !samples.isEmpty else { return }
-        let frames = sf_count_t(samples.count / channels)
-        let written = sf_writef_float(handle, base, frames)
-        if written > 0 { framesWritten += Int64(written) }
-        if written != frames {
-            throw SoundFileCalls.error(
-                of: handle, operation: .write, path: path,
-                fallback: "wrote \(max(written, 0)) of \(frames) frames"
-            )
-        }
+        try writeFrames(samples) { handle, base, frames in sf_writef_float(handle, base, frames) }
     }
 
     /// Writes interleaved frames from an array.
