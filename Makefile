@@ -12,8 +12,9 @@ deps:
 build: deps
 	$(SWIFT) build -c $(CONFIG) --product snoozefuse
 
+# On a terminal: hold any key while you drift off; elsewhere the release timer starts at once.
 demo: build
-	.build/$(CONFIG)/snoozefuse nap --no-hold
+	@if [ -t 0 ]; then .build/$(CONFIG)/snoozefuse nap; else .build/$(CONFIG)/snoozefuse nap --no-hold; fi
 
 # A clean build must print no warning from the project's own code.
 check-warnings: deps

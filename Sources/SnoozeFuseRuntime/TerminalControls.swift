@@ -39,6 +39,27 @@ public final class TerminalKeyReader: @unchecked Sendable {
 
     /// Switches the terminal to single-key mode and starts delivering events to `deliver`.
     public func start(deliver: @escaping @Sendable (SessionEvent) -> Void) {
+        start(holdTracking: nil, deliver: deliver)
+    }
+
+    /// How hold mode reads a terminal, which reports key presses but no key releases: while a key
+    /// is held the terminal's autorepeat keeps sending it, so the hold ends when no byte has come
+    /// for `releaseGap`, which must be longer than the autorepeat delay (250–660 ms on common
+    /// desktops). `isHoldPhase` says whether a key now means "hold" (ready, holding, releasing) or
+    /// its usual binding (dismiss, snooze, cancel).
+    public struct HoldTracking: Sendable {
+        public var releaseGap: Duration
+        public var isHoldPhase: @Sendable () -> Bool
+
+        public init(releaseGap: Duration = .milliseconds(750), isHoldPhase: @escaping @Sendable () -> Bool) {
+            self.releaseGap = releaseGap
+            self.isHoldPhase = isHoldPhase
+        }
+    }
+
+    /// Starts delivering events; with `holdTracking`, any key held in a hold phase becomes
+    /// `holdBegan`, and the end of its autorepeat `holdEnded`.
+    public func start(holdTracking: HoldTracking?, deliver: @escaping @Sendable (SessionEvent) -> Void) {
         lock.lock()
         defer { lock.unlock() }
         guard thread == nil else { return }
@@ -56,7 +77,7 @@ public final class TerminalKeyReader: @unchecked Sendable {
         wakePipe = fds
         let input = fileDescriptor, wake = fds[0]
         let thread = Thread {
-            Self.readKeys(from: input, wake: wake, deliver: deliver)
+            Self.readKeys(from: input, wake: wake, holdTracking: holdTracking, deliver: deliver)
         }
         thread.name = "snoozefuse-keys"
         self.thread = thread
@@ -80,15 +101,26 @@ public final class TerminalKeyReader: @unchecked Sendable {
         thread = nil
     }
 
-    private static func readKeys(from input: Int32, wake: Int32, deliver: @Sendable (SessionEvent) -> Void) {
+    private static func readKeys(
+        from input: Int32, wake: Int32, holdTracking: HoldTracking?, deliver: @Sendable (SessionEvent) -> Void
+    ) {
         defer { close(wake) }
         var fds = [pollfd(fd: input, events: Int16(POLLIN), revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
         var buffer = [UInt8](repeating: 0, count: 64)
+        var holding = false
+        let gapMilliseconds = holdTracking.map { Int32(clamping: $0.releaseGap.components.seconds * 1000 + $0.releaseGap.components.attoseconds / 1_000_000_000_000_000) } ?? -1
         while true {
-            let ready = poll(&fds, 2, -1)
+            // Waits forever, except while a key is held: then only as long as the release gap.
+            let ready = poll(&fds, 2, holding ? gapMilliseconds : -1)
             if ready < 0 {
                 if errno == EINTR { continue }
                 return
+            }
+            if ready == 0 {
+                // No autorepeat byte for the release gap: the key was let go.
+                holding = false
+                deliver(.holdEnded)
+                continue
             }
             if fds[1].revents != 0 { return }
             guard fds[0].revents & Int16(POLLIN) != 0 else {
@@ -100,6 +132,14 @@ public final class TerminalKeyReader: @unchecked Sendable {
             if count <= 0 {
                 if count < 0 && errno == EINTR { continue }
                 return
+            }
+            if let holdTracking, holding || holdTracking.isHoldPhase() {
+                // Any key holds; its autorepeat keeps the hold going.
+                if !holding {
+                    holding = true
+                    deliver(.holdBegan)
+                }
+                continue
             }
             for byte in buffer[0..<count] {
                 if let event = event(for: byte) { deliver(event) }

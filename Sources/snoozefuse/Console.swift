@@ -26,6 +26,10 @@ final class ConsoleObserver: SessionObserver {
     private let presetName: String
     /// Whether a countdown line is on screen and must be cleared before a message.
     private let countdownShown = Mutex(false)
+    /// The phase of the last `phase` record (hold mode reads keys differently per phase).
+    private let phase = Mutex(Phase.ready)
+
+    var currentPhase: Phase { phase.withLock { $0 } }
 
     init(jsonLines: Bool, quiet: Bool, terminal: TerminalStyle, timers: SessionTimers, presetName: String) {
         self.jsonLines = jsonLines
@@ -36,7 +40,11 @@ final class ConsoleObserver: SessionObserver {
     }
 
     /// The opening line: what will happen and when.
-    func announce() {
+    func announce(holdMode: Bool) {
+        if holdMode {
+            // Said even with --quiet: without it nothing on screen says what to do.
+            message("snoozefuse: hold any key while you drift off and let go as you fall asleep (Ctrl-C cancels)")
+        }
         guard !quiet else { return }
         var line = "snoozefuse: release \(timers.release.compactDescription) → nap \(timers.nap.compactDescription) → alarm; failsafe after \(timers.max.compactDescription)"
         if let ringLimit = timers.ringLimit { line += "; rings for \(ringLimit.compactDescription)" }
@@ -55,6 +63,7 @@ final class ConsoleObserver: SessionObserver {
     }
 
     func record(_ record: SessionRecord) async {
+        if record.event == .phase, let next = record.phase { phase.withLock { $0 = next } }
         if jsonLines { writeLine(record.jsonLine(), to: STDOUT_FILENO) }
         switch record.event {
         case .warning:

@@ -49,7 +49,7 @@ struct Nap: AsyncParsableCommand {
     @Option(name: .customLong("ring-limit"), help: ArgumentHelp("Stop ringing by itself after this long (default: ring until stopped).", valueName: "duration"), transform: parseDurationOption)
     var ringLimit: Duration?
 
-    @Flag(name: .customLong("no-hold"), help: "Start the release timer at once instead of waiting for a held key.")
+    @Flag(name: .customLong("no-hold"), help: "Start the release timer at once instead of waiting for a held key (for scripts; needed when standard input is not a terminal).")
     var noHold = false
 
     @Option(help: ArgumentHelp("Write machine-readable events to standard output: jsonl (one JSON object per line).", valueName: "format"))
@@ -71,8 +71,8 @@ struct Nap: AsyncParsableCommand {
             throw ValidationError(problems.joined(separator: "; ") + ".")
         }
         try audio.validate()
-        guard noHold else {
-            throw ValidationError("hold mode (holding a key while you drift off) is not available in this version; add --no-hold to start the release timer at once.")
+        guard noHold || isatty(STDIN_FILENO) == 1 else {
+            throw ValidationError("hold mode reads a held key from a terminal, and standard input is not one; add --no-hold to start the release timer at once.")
         }
     }
 
@@ -127,10 +127,14 @@ struct Nap: AsyncParsableCommand {
             if number == SIGINT { interrupted.store(true, ordering: .relaxed) }
             feed.yield(.cancel)
         }
-        keys?.start { feed.yield($0) }
-        observer.announce()
+        // Hold mode: any key held in ready/holding/releasing is the hold (see HoldTracking).
+        let holdTracking = noHold ? nil : TerminalKeyReader.HoldTracking(isHoldPhase: { [observer] in
+            [.ready, .holding, .releasing].contains(observer.currentPhase)
+        })
+        keys?.start(holdTracking: holdTracking) { feed.yield($0) }
+        observer.announce(holdMode: !noHold)
 
-        let outcome = await driver.run(startingWith: .start, inputs: inputs)
+        let outcome = await driver.run(startingWith: noHold ? .start : nil, inputs: inputs)
 
         keys?.stop()
         await alarmWithPulses.stop()

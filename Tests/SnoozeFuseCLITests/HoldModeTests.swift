@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+import SnoozeFuseTestSupport
+
+/// Drives a program on a real pseudo-terminal (Python's `pty`, in the standard library): the
+/// program's standard input and error are the terminal, its standard output goes to a file.
+/// Steps: `hold:S` sends a space every 40 ms for S seconds (a held key's autorepeat), `wait:S`
+/// sends nothing.
+let ptyDriver = #"""
+import os, pty, sys, time, select
+# usage: drive.py EVENTS_FILE SCRIPT -- COMMAND...
+# SCRIPT: comma-separated steps "hold:SECONDS" (send a space every 40 ms) or "wait:SECONDS".
+events, script = sys.argv[1], sys.argv[2]
+command = sys.argv[sys.argv.index("--") + 1:]
+pid, fd = pty.fork()
+if pid == 0:
+    out = os.open(events, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(out, 1)
+    os.execvp(command[0], command)
+def drain(seconds):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        r, _, _ = select.select([fd], [], [], max(0, min(0.04, end - time.monotonic())))
+        if r:
+            try: os.read(fd, 4096)
+            except OSError: return
+time.sleep(0.3)
+for step in script.split(","):
+    kind, seconds = step.split(":")
+    seconds = float(seconds)
+    if kind == "hold":
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            os.write(fd, b" ")
+            drain(0.04)
+    else:
+        drain(seconds)
+while True:
+    r, _, _ = select.select([fd], [], [], 0.2)
+    try:
+        if r and not os.read(fd, 4096): break
+    except OSError: break
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done: break
+else:
+    pass
+_, status = os.waitpid(pid, 0) if not done else (done, status)
+print(os.waitstatus_to_exitcode(status))
+"""#
+
+@Suite("snoozefuse nap in hold mode, on a real pty")
+struct HoldModeTests {
+    @Test func holdingReleasingAndReHoldingDriveTheSession() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("snoozefuse-hold-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let driver = folder.appendingPathComponent("drive.py")
+        try ptyDriver.write(to: driver, atomically: true, encoding: .utf8)
+        let events = folder.appendingPathComponent("events.jsonl")
+        let result = try await runProcess(URL(fileURLWithPath: "/usr/bin/env"), [
+            "python3", driver.path, events.path, "hold:1.5,wait:1.5,hold:0.5", "--",
+            snoozefuse.path, "nap", "--preset", "quick-test", "--ring-limit", "1", "--device", "null", "--events", "jsonl",
+        ])
+        #expect(result.status == 0, "driver: \(result.standardOutput) \(result.standardError)")
+        #expect(result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "snoozefuse's exit status")
+        let lines = try String(contentsOf: events, encoding: .utf8).split(separator: "\n")
+        let records = try lines.map { try JSONDecoder().decode(EventLine.self, from: Data($0.utf8)) }
+        let phases = records.filter { $0.event == "phase" }
+        #expect(phases.map(\.phase) == ["holding", "releasing", "holding", "releasing", "napping", "ringing", "finished"])
+        // The session starts at the first hold. The hold ends one release gap (0.75 s) after the
+        // last autorepeat byte; a re-hold while releasing cancels the release timer, and the next
+        // release runs its full 2 s. Generous bounds: this is real time on a shared machine.
+        guard phases.count == 7 else { return }
+        #expect(phases[0].t == 0)
+        #expect((1.9...3.2).contains(phases[1].t), "released at \(phases[1].t)")
+        #expect(phases[2].t > phases[1].t && phases[2].t < phases[1].t + 2, "re-held before the release ran out")
+        #expect(abs(phases[4].t - phases[3].t - 2) <= 0.1, "the full release after the re-hold")
+        #expect(abs(phases[5].t - phases[4].t - 5) <= 0.1, "the nap")
+        #expect(records.last?.outcome == "ring_limit")
+    }
+
+    @Test func holdModeWithoutATerminalIsAUsageError() async throws {
+        let result = try await runProcess(snoozefuse, ["nap", "--preset", "quick-test"])
+        #expect(result.status == 64)
+        #expect(result.standardError.contains("standard input is not one; add --no-hold"))
+    }
+}
