@@ -117,7 +117,8 @@ struct Nap: AsyncParsableCommand {
         }
         let alarmWithPulses = napPlugins.alarmOutput(wrapping: systemVolume)
         let driver = SessionDriver(
-            clock: BootTimeClock(), timers: timers, alarm: alarmWithPulses, observer: observer,
+            clock: BootTimeClock(), timers: timers, alarm: alarmWithPulses,
+            observer: napPlugins.heartbeatObserver(wrapping: observer, bpm: plugins.bpm, executor: executor),
             showsCountdown: !quiet && terminal.isTerminal, taskExecutor: executor
         )
 

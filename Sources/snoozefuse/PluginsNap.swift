@@ -10,10 +10,16 @@ struct PluginNapOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Play the alarm from a sound-source plugin (`snoozefuse plugins list`); the built-in tone takes over if it fails or crashes.", valueName: "id[:key=value,...]"))
     var source: String?
 
-    @Option(name: .customLong("emitter"), help: ArgumentHelp("Send the alarm pattern to a pulse-emitter plugin (repeatable).", valueName: "id[:key=value,...]"))
+    @Option(name: .customLong("emitter"), help: ArgumentHelp("Send the heartbeat (while you hold) and the alarm pattern (while it rings) to a pulse-emitter plugin (repeatable).", valueName: "id[:key=value,...]"))
     var emitters: [String] = []
 
+    @Option(help: ArgumentHelp("Heartbeat for emitters while you hold, in beats per minute (40–120).", valueName: "n"))
+    var bpm: Int = 60
+
     func validate() throws {
+        guard (40...120).contains(bpm) else {
+            throw ValidationError("--bpm \(bpm) is out of range: use 40 to 120 beats per minute.")
+        }
         for text in (source.map { [$0] } ?? []) + emitters where PluginSpec(parsing: text) == nil {
             throw ValidationError("\"\(text)\" is not a plugin: expected ID or ID:key=value,...")
         }
@@ -94,6 +100,67 @@ final class NapPlugins: Sendable {
 
     func finish() {
         noticeFeed.finish()
+    }
+
+    /// `observer`, plus the heartbeat of SPEC §2 on every emitter while the session is `holding`.
+    func heartbeatObserver(wrapping observer: any SessionObserver, bpm: Int, executor: any TaskExecutor) -> any SessionObserver {
+        emitters.isEmpty ? observer : HeartbeatObserver(base: observer, emitters: emitters, bpm: bpm, executor: executor)
+    }
+}
+
+/// Passes records on, and while the session is `holding` beats the emitters: a pulse every 60/BPM s
+/// and a lighter one (0.7) at 30 % of the interval. A restart within 0.2 s of the last start is
+/// ignored (a hold that flickers does not stutter the beat). The beat sleeps on the boot-time
+/// clock and runs on the nap's executor, so it leaves no periodic wake-up behind once it stops.
+actor HeartbeatObserver: SessionObserver {
+    let base: any SessionObserver
+    let emitters: [PluginProcessEmitter]
+    let bpm: Int
+    let executor: any TaskExecutor
+    private let clock = BootTimeClock()
+    private var beat: Task<Void, Never>?
+    private var lastStart: BootTimeClock.Instant?
+
+    init(base: any SessionObserver, emitters: [PluginProcessEmitter], bpm: Int, executor: any TaskExecutor) {
+        self.base = base
+        self.emitters = emitters
+        self.bpm = bpm
+        self.executor = executor
+    }
+
+    func record(_ record: SessionRecord) async {
+        if record.event == .phase, let phase = record.phase {
+            if phase == .holding { startBeat() } else { stopBeat() }
+        }
+        await base.record(record)
+    }
+
+    func countdown(_ tick: CountdownTick) async {
+        await base.countdown(tick)
+    }
+
+    private func startBeat() {
+        let now = clock.now
+        if let lastStart, beat != nil, lastStart.duration(to: now) < .milliseconds(200) { return }
+        lastStart = now
+        beat?.cancel()
+        let (interval, pulses) = PulsePattern.heartbeat(bpm: bpm)
+        let emitters = emitters, clock = clock
+        beat = Task(executorPreference: executor) {
+            var cycle = now
+            while !Task.isCancelled {
+                for pulse in pulses {
+                    guard (try? await clock.sleep(until: cycle.advanced(by: pulse.offset))) != nil else { return }
+                    for emitter in emitters { emitter.emit(intensity: pulse.intensity, duration: pulse.duration) }
+                }
+                cycle = cycle.advanced(by: interval)
+            }
+        }
+    }
+
+    private func stopBeat() {
+        beat?.cancel()
+        beat = nil
     }
 }
 

@@ -79,6 +79,30 @@ struct HoldModeTests {
         #expect(records.last?.outcome == "ring_limit")
     }
 
+    @Test func emittersGetTheHeartbeatWhileHoldingAndOnlyThen() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("snoozefuse-beat-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let driver = folder.appendingPathComponent("drive.py")
+        try ptyDriver.write(to: driver, atomically: true, encoding: .utf8)
+        let beats = folder.appendingPathComponent("beats.txt")
+        let events = folder.appendingPathComponent("events.jsonl")
+        // The built-in `command` emitter appends each pulse's intensity to a file.
+        let result = try await runProcess(URL(fileURLWithPath: "/usr/bin/env"), [
+            "python3", driver.path, events.path, "hold:1.5", "--",
+            snoozefuse.path, "nap", "--preset", "quick-test", "--ring-limit", "1", "--device", "null", "--events", "jsonl",
+            "--bpm", "120", "--emitter", "command:min-interval=0,run=echo $SNOOZEFUSE_INTENSITY >> \(beats.path)",
+        ])
+        #expect(result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "\(result.standardError)")
+        let intensities = try String(contentsOf: beats, encoding: .utf8).split(separator: "\n").map(String.init)
+        // 120 bpm: a beat (1.0) every 0.5 s and a light one (0.7) 0.15 s after it, for the ~2.2 s
+        // the hold lasts (1.5 s of autorepeat plus the release gap); then only the alarm's pulses (1.0).
+        let light = intensities.filter { $0 == "0.700" }.count
+        #expect((3...6).contains(light), "light heartbeat pulses: \(intensities)")
+        #expect(intensities.first == "1.000", "the beat starts with a full pulse")
+        #expect(intensities.allSatisfy { $0 == "1.000" || $0 == "0.700" })
+    }
+
     @Test func holdModeWithoutATerminalIsAUsageError() async throws {
         let result = try await runProcess(snoozefuse, ["nap", "--preset", "quick-test"])
         #expect(result.status == 64)
