@@ -56,3 +56,14 @@ public func runProcess(
         standardError: String(decoding: err, as: UTF8.self)
     )
 }
+
+/// The program called `name` on `PATH` (as a shell would find it), or `name` itself when it is not
+/// found, so the test fails with the name in its error rather than an unrelated one.
+public func executableInPath(_ name: String) -> URL {
+    let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+    for folder in path.split(separator: ":") {
+        let candidate = URL(fileURLWithPath: String(folder)).appendingPathComponent(name)
+        if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+    }
+    return URL(fileURLWithPath: name)
+}

@@ -1,5 +1,6 @@
 import Foundation
 import SnoozeFuseAudio
+import SnoozeFuseTestSupport
 import Testing
 
 /// The alarm chain end to end through ALSA's `file` PCM (it records exactly what is written, with a
@@ -12,7 +13,7 @@ struct AlarmPlayerTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let sine = directory.appendingPathComponent("sine.wav").path
         // Full scale (`gain -n`: sox's synth alone peaks at -3 dB). 0.5 s is exactly 500 cycles: a seamless loop, so 3 s of output crosses 5 loop points.
-        try AlarmPlayerTestSupport.run("/usr/bin/sox", ["-n", "-r", "44100", "-c", "1", "-e", "floating-point",
+        try AlarmPlayerTestSupport.run(executableInPath("sox").path, ["-n", "-r", "44100", "-c", "1", "-e", "floating-point",
                                                         "-b", "32", sine, "synth", "0.5", "sine", "1000", "gain", "-n"])
         let out = directory.appendingPathComponent("out.wav").path
         let gain = AlarmGain(percent: 50, fadeIn: .seconds(2))
@@ -113,7 +114,7 @@ struct AlarmPlayerTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let stereo = directory.appendingPathComponent("stereo.wav").path
         // Left 0.5 DC-free sine, right silent: the mono mix is half of the left channel.
-        try AlarmPlayerTestSupport.run("/usr/bin/sox", ["-n", "-r", "48000", "-c", "2", "-e", "floating-point",
+        try AlarmPlayerTestSupport.run(executableInPath("sox").path, ["-n", "-r", "48000", "-c", "2", "-e", "floating-point",
                                                         "-b", "32", stereo, "synth", "0.25", "sine", "500",
                                                         "remix", "1", "0"])
         let out = directory.appendingPathComponent("mono.wav").path

@@ -89,7 +89,7 @@ final class PrivatePulse: Sendable {
 
     func startDaemon() throws {
         let daemon = Process()
-        daemon.executableURL = URL(fileURLWithPath: "/usr/bin/pulseaudio")
+        daemon.executableURL = executableInPath("pulseaudio")
         daemon.arguments = ["--daemonize=yes", "--exit-idle-time=-1", "-n",
                             "--load=module-null-sink sink_name=nullsink", "--load=module-native-protocol-unix"]
         daemon.environment = environment
@@ -122,7 +122,7 @@ final class PrivatePulse: Sendable {
         let path = directory.appendingPathComponent(name).path
         _ = FileManager.default.createFile(atPath: path, contents: nil)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
-        return try launch(URL(fileURLWithPath: "/usr/bin/pacat"),
+        return try launch(executableInPath("pacat"),
                           ["--record", "-d", "nullsink.monitor", "--raw", "--format=s16le", "--rate=48000",
                            "--channels=2", "--latency-msec=50"], standardOutput: handle)
     }
