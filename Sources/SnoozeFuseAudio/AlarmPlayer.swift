@@ -5,16 +5,29 @@ public struct AlarmPlaybackSettings: Sendable, Hashable {
     /// What to ask the device for; `nil` asks for the sound's own rate and channel count (48 kHz
     /// stereo for synthesized sounds), so nothing is resampled where the device can take it.
     public var configuration: PCMConfiguration?
-    /// Play this long and end (the queued frames play out); `nil` loops until stopped.
+    /// Play this long and end (the queued frames play out, after `gain.fadeOut`); `nil` loops until
+    /// stopped.
     public var duration: Duration?
+    /// What plays if the sound fails mid-stream.
+    public var onSourceFailure: SourceFailureFallback
 
     public init(sound: AlarmSound = .builtInTone, gain: AlarmGain = AlarmGain(percent: 80, fadeIn: .seconds(10)),
-                configuration: PCMConfiguration? = nil, duration: Duration? = nil) {
+                configuration: PCMConfiguration? = nil, duration: Duration? = nil,
+                onSourceFailure: SourceFailureFallback = .builtInTone) {
         self.sound = sound
         self.gain = gain
         self.configuration = configuration
         self.duration = duration
+        self.onSourceFailure = onSourceFailure
     }
+}
+
+/// What a stream plays when its sound fails mid-stream (a decoding error, a plugin that stopped).
+public enum SourceFailureFallback: Sendable, Hashable {
+    /// The built-in tone: an alarm never goes silent.
+    case builtInTone
+    /// Silence: a sleep sound must not turn into a beep that wakes the sleeper.
+    case silence
 }
 
 /// One alarm playing (or armed to play) on one ALSA device, on its own audio thread.
@@ -88,7 +101,7 @@ public enum AlarmPlayer {
         let gate = due.map(AlarmStartGate.init(due:))
         let renderer = try AlarmRenderer(source: source, format: format, gain: settings.gain,
                                          startingAt: position, gate: gate, progress: progress,
-                                         duration: settings.duration)
+                                         duration: settings.duration, onSourceFailure: settings.onSourceFailure)
         let thread = PCMPlaybackThread(output: output, source: renderer, onEvent: onEvent)
         do {
             try thread.start()

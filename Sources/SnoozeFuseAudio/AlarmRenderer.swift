@@ -6,39 +6,51 @@ import Glibc
 import Musl
 #endif
 
-/// Volume and fade-in of an alarm.
+/// Volume, fade-in and fade-out of a stream (an alarm, or a sleep sound that ends before it).
 ///
-/// The gain applied to every sample `t` seconds into the alarm is
+/// The gain applied to every sample `t` seconds into the stream is
 ///
-///     g(t) = volume · sin(π/2 · min(t / fadeIn, 1))
+///     g(t) = volume · sin(π/2 · min(t / fadeIn, 1)) · sin(π/2 · min((end − t) / fadeOut, 1))
 ///
-/// an equal-power (quarter-sine) fade: it starts at exactly 0 (no click), reaches `volume` at
-/// `t = fadeIn` and stays there. Power follows sin², so loudness rises quickly at first and eases
-/// into the target. `volume` is a linear amplitude factor: 0.5 halves every sample (−6 dB), so a
-/// full-scale sine played at volume 0.5 has an RMS of 0.5 · 1/√2. With `fadeIn` of zero, g(t) = volume.
+/// an equal-power (quarter-sine) fade in each direction: it starts at exactly 0 (no click), reaches
+/// `volume` at `t = fadeIn` and stays there. Power follows sin², so loudness rises quickly at first
+/// and eases into the target. `volume` is a linear amplitude factor: 0.5 halves every sample
+/// (−6 dB), so a full-scale sine played at volume 0.5 has an RMS of 0.5 · 1/√2. With `fadeIn` of
+/// zero, g(t) = volume from the first sample. The second factor applies only to a stream that ends
+/// (`AlarmPlaybackSettings.duration`) and has a `fadeOut`: it falls along the mirrored curve to
+/// exactly 0 at the end, so the stream stops without a click. Alarms loop until stopped and have no
+/// fade-out.
 public struct AlarmGain: Sendable, Hashable {
     /// Linear amplitude factor in 0…1.
     public var volume: Double
     /// How long the fade-in takes.
     public var fadeIn: Duration
+    /// How long the fade-out before the end of a stream that ends takes.
+    public var fadeOut: Duration
 
-    public init(volume: Double, fadeIn: Duration) {
+    public init(volume: Double, fadeIn: Duration, fadeOut: Duration = .zero) {
         self.volume = min(max(volume, 0), 1)
         self.fadeIn = max(fadeIn, .zero)
+        self.fadeOut = max(fadeOut, .zero)
     }
 
     /// Makes the gain from a percentage (0–100).
-    public init(percent: Int, fadeIn: Duration) {
-        self.init(volume: Double(percent) / 100, fadeIn: fadeIn)
+    public init(percent: Int, fadeIn: Duration, fadeOut: Duration = .zero) {
+        self.init(volume: Double(percent) / 100, fadeIn: fadeIn, fadeOut: fadeOut)
     }
 
-    /// g(t), the gain `seconds` into the alarm.
+    /// g(t), the gain `seconds` into a stream that ends at `end` seconds (`nil`: never ends).
     @inline(__always)
-    public func gain(atSeconds seconds: Double) -> Double {
-        let fade = fadeIn.secondsDouble
-        guard fade > 0 else { return volume }
-        let progress = min(max(seconds / fade, 0), 1)
-        return volume * sin(Double.pi / 2 * progress)
+    public func gain(atSeconds seconds: Double, endingAt end: Double? = nil) -> Double {
+        volume * Self.quarterSine(seconds, over: fadeIn.secondsDouble)
+            * (end.map { Self.quarterSine($0 - seconds, over: fadeOut.secondsDouble) } ?? 1)
+    }
+
+    /// sin(π/2 · min(elapsed / length, 1)), clamped at 0; 1 for a zero-length fade.
+    @inline(__always)
+    private static func quarterSine(_ elapsed: Double, over length: Double) -> Double {
+        guard length > 0 else { return 1 }
+        return sin(Double.pi / 2 * min(max(elapsed / length, 0), 1))
     }
 }
 
@@ -125,9 +137,10 @@ public final class AlarmStartGate: Sendable {
 /// source → channel conversion (mono ↔ stereo, or any count) → resampling with libsamplerate (only
 /// when the source's rate differs from the device's) → gain (`AlarmGain`) → the device.
 ///
-/// Every buffer is allocated in `init`; `render` neither allocates nor locks. If the file source fails
-/// mid-alarm (a decoding error), the chain switches to the built-in tone at the device's rate, so
-/// the alarm never goes silent; `switchedToBuiltInTone` then tells why.
+/// Every buffer is allocated in `init`; `render` neither allocates nor locks. If the source fails
+/// mid-stream (a decoding error, a plugin that stopped), the chain switches to its fallback
+/// (`SourceFailureFallback`): for an alarm the built-in tone at the device's rate, so the alarm
+/// never goes silent; for a sleep sound silence. `switchedToBuiltInTone` then tells why.
 public final class AlarmRenderer: PCMRenderSource {
     /// Source frames decoded per step.
     private static let chunkFrames = 1024
@@ -135,6 +148,7 @@ public final class AlarmRenderer: PCMRenderSource {
     private var source: any AlarmSoundSource
     private var fallbackTone: AlarmToneSource
     private var usingFallbackTone = false
+    private let onSourceFailure: SourceFailureFallback
     public private(set) var switchedToBuiltInTone: SoundFileError?
 
     private let format: PCMStreamFormat
@@ -164,11 +178,14 @@ public final class AlarmRenderer: PCMRenderSource {
     ///   - progress: updated after every buffer.
     ///   - duration: end the stream (drained, so it plays out) after this much of the alarm, counted
     ///     from its start; `nil` loops until stopped.
+    ///   - onSourceFailure: what plays when the source fails.
     /// - Throws: `AlarmPlayerError.resampler` when libsamplerate refuses the conversion.
     public init(source: sending any AlarmSoundSource, format: PCMStreamFormat, gain: AlarmGain,
                 startingAt: Duration = .zero, gate: AlarmStartGate? = nil,
-                progress: AlarmPlaybackProgress? = nil, duration: Duration? = nil) throws(AlarmPlayerError) {
+                progress: AlarmPlaybackProgress? = nil, duration: Duration? = nil,
+                onSourceFailure: SourceFailureFallback = .builtInTone) throws(AlarmPlayerError) {
         var source = source
+        self.onSourceFailure = onSourceFailure
         self.format = format
         self.gain = gain
         self.progress = progress
@@ -277,7 +294,8 @@ public final class AlarmRenderer: PCMRenderSource {
         }
     }
 
-    /// Reads `frames` (≤ chunk) source frames into `sourceBuffer`; switches to the tone on failure.
+    /// Reads `frames` (≤ chunk) source frames into `sourceBuffer`; switches to the fallback (the
+    /// tone, or silence) on failure.
     private func readSource(frames: Int) -> Int {
         if !usingFallbackTone {
             let wanted = UnsafeMutableBufferPointer(rebasing: sourceBuffer[0 ..< frames * source.channels])
@@ -287,6 +305,10 @@ public final class AlarmRenderer: PCMRenderSource {
             switchedToBuiltInTone = source.failure
         }
         let wanted = UnsafeMutableBufferPointer(rebasing: sourceBuffer[0 ..< frames])
+        if onSourceFailure == .silence {
+            wanted.update(repeating: 0)
+            return frames
+        }
         return fallbackTone.read(into: wanted)
     }
 
@@ -319,29 +341,37 @@ public final class AlarmRenderer: PCMRenderSource {
         }
     }
 
-    /// Multiplies by g(t) (see `AlarmGain`), frame by frame while fading, then by the constant volume.
+    /// Multiplies by g(t) (see `AlarmGain`), frame by frame while fading in or out, and by the
+    /// constant volume in between.
     ///
-    /// After the fade (all but the first seconds of an alarm) it is one flat loop over contiguous
+    /// Between the fades (all but the first seconds of an alarm) it is one flat loop over contiguous
     /// samples with loop-invariant values, which the compiler vectorises: this runs for every
     /// sample of every alarm, so it is kept as cheap as the copy around it.
     private func applyGain(_ buffer: UnsafeMutableBufferPointer<Float>, frames: Int, channels: Int) {
         guard let samples = buffer.baseAddress else { return }
         let rate = Double(max(format.sampleRate, 1))
-        let fadeFrames = Int64(gain.fadeIn.secondsDouble * rate)
         let gain = self.gain
         let first = renderedFrames
-        var frame = 0
-        while frame < frames, first + Int64(frame) < fadeFrames {
-            let factor = Float(gain.gain(atSeconds: Double(first + Int64(frame)) / rate))
-            for index in frame * channels ..< (frame + 1) * channels {
-                samples[index] = min(max(samples[index] * factor, -1), 1)
+        let fadeInEnd = Int64(gain.fadeIn.secondsDouble * rate)
+        let end = endFrame.map { Double($0) / rate }
+        // Frames from here on fade out (never, for a stream that does not end).
+        let fadeOutStart = endFrame.map { $0 - Int64(gain.fadeOut.secondsDouble * rate) } ?? .max
+        func fade(_ range: Range<Int>) {
+            for frame in range {
+                let factor = Float(gain.gain(atSeconds: Double(first + Int64(frame)) / rate, endingAt: end))
+                for index in frame * channels ..< (frame + 1) * channels {
+                    samples[index] = min(max(samples[index] * factor, -1), 1)
+                }
             }
-            frame += 1
         }
+        let flatStart = Int(min(max(fadeInEnd - first, 0), Int64(frames)))
+        let flatEnd = max(Int(min(max(fadeOutStart - first, 0), Int64(frames))), flatStart)
+        fade(0 ..< flatStart)
         let volume = Float(gain.volume)
-        for index in frame * channels ..< frames * channels {
+        for index in flatStart * channels ..< flatEnd * channels {
             samples[index] = min(max(samples[index] * volume, -1), 1)
         }
+        fade(flatEnd ..< frames)
         renderedFrames = first + Int64(frames)
     }
 }

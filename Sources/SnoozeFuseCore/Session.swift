@@ -90,6 +90,18 @@ public struct Session<Instant: InstantProtocol>: Sendable, Hashable where Instan
         }
     }
 
+    /// When the alarm rings if the sleeper stays asleep: while `releasing`, after the rest of the
+    /// release and the whole nap (or at the failsafe, if sooner); while `napping`, `expectedAlarm`;
+    /// `nil` in every other phase. A sleep sound plays until shortly before this instant.
+    public var undisturbedAlarm: Instant? {
+        switch phase {
+        case .releasing:
+            [releaseDeadline?.advanced(by: timers.nap), maxDeadline].compactMap { $0 }.min()
+        case .napping: expectedAlarm
+        default: nil
+        }
+    }
+
     /// The length of the timer that runs in the current phase, for choosing a countdown layout.
     public var currentTimerLength: Duration? {
         switch phase {

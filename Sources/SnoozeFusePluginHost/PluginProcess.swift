@@ -123,16 +123,20 @@ public final class PluginAudioStream: @unchecked Sendable {
     private let underrunFrames = Atomic<Int>(0)
     private var carry: [UInt8] = [0, 0, 0, 0]
     private var carryCount = 0
+    /// What fills frames the child has not written in time: the built-in tone for an alarm,
+    /// silence for a sleep sound.
+    public let underrunFill: SourceFailureFallback
 
-    public init(child: PluginChildProcess, sampleRate: Int, channels: Int) {
+    public init(child: PluginChildProcess, sampleRate: Int, channels: Int, underrunFill: SourceFailureFallback = .builtInTone) {
         self.child = child
         self.sampleRate = sampleRate
         self.channels = channels
+        self.underrunFill = underrunFill
     }
 
-    /// Whether the child's stream has ended (from then on only the built-in tone plays).
+    /// Whether the child's stream has ended (from then on only the fallback plays).
     public var hasEnded: Bool { ended.load(ordering: .relaxed) }
-    /// Frames filled with the built-in tone because the child had not written them yet.
+    /// Frames filled with the fallback (`underrunFill`) because the child had not written them yet.
     public var underruns: Int { underrunFrames.load(ordering: .relaxed) }
 
     /// A source for one playback (see `AlarmSound.custom`).
@@ -208,9 +212,14 @@ public final class PluginAudioStream: @unchecked Sendable {
         return true
     }
 
-    /// Fills frames `from…` with the built-in tone (mono, copied to every channel); returns all frames.
+    /// Fills frames `from…` with the built-in tone (mono, copied to every channel) or silence
+    /// (`underrunFill`); returns all frames.
     private func fill(_ buffer: UnsafeMutableBufferPointer<Float>, from frame: Int, with tone: inout AlarmToneSource) -> Int {
         let total = buffer.count / channels
+        if underrunFill == .silence {
+            UnsafeMutableBufferPointer(rebasing: buffer[(frame * channels) ..< (total * channels)]).update(repeating: 0)
+            return total
+        }
         var index = frame
         var one: Float = 0
         while index < total {

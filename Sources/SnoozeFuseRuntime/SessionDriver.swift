@@ -24,6 +24,10 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
     /// How long before the alarm is due the output is armed (device opened, first buffer ready),
     /// so the first frame can go out on time.
     public var armLead: Duration = .seconds(2)
+    /// What plays while releasing and napping (see ``SleepSoundOutput``); `nil` for silence.
+    public var sleepSound: (any SleepSoundOutput)?
+    /// How long before the alarm is armed the sleep sound has faded out and closed its device.
+    public var sleepSoundGap: Duration = .seconds(1)
 
     public init(
         clock: C,
@@ -65,6 +69,7 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
             let effects = run.session.handle(event, at: now)
             await perform(effects, in: &run)
             if run.session.phase.isTerminal { break }
+            await updateSleepSound(&run, now: clock.now)
             await updateArming(&run, now: clock.now)
             if showsCountdown, let tick = countdownTick(run.session, now: clock.now), tick != run.lastTick {
                 run.lastTick = tick
@@ -80,6 +85,7 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
                 }
             }
         }
+        await silenceSleepSound(&run)
         if run.armedFor != nil, run.session.alarmDue == nil {
             // Ended before the alarm it was armed for: make sure it never starts by itself.
             await alarm.stop()
@@ -100,6 +106,31 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
         var lastTick: CountdownTick?
         /// The alarm instant the output is armed for.
         var armedFor: C.Instant?
+        /// When the playing sleep sound ends (silent, device closed).
+        var sleepSoundEnds: C.Instant?
+    }
+
+    /// Plays the sleep sound while releasing and napping, ending `armLead + sleepSoundGap` before
+    /// the alarm the session predicts (`Session.undisturbedAlarm`), which does not move when the
+    /// nap starts, so one stream runs from the release to its fade-out. Any other phase stops it,
+    /// and so does the moment the end has come, just before arming: the alarm always finds the
+    /// device closed.
+    private func updateSleepSound(_ run: inout RunState, now: C.Instant) async {
+        guard let sleepSound else { return }
+        let end = run.session.undisturbedAlarm.map { $0.advanced(by: .zero - armLead - sleepSoundGap) }
+        guard let end, end > now else {
+            await silenceSleepSound(&run)
+            return
+        }
+        guard end != run.sleepSoundEnds else { return }
+        run.sleepSoundEnds = end
+        await sleepSound.play(for: now.duration(to: end))
+    }
+
+    private func silenceSleepSound(_ run: inout RunState) async {
+        guard let sleepSound, run.sleepSoundEnds != nil else { return }
+        run.sleepSoundEnds = nil
+        await sleepSound.stop()
     }
 
     /// Arms the output `armLead` before the expected alarm, and disarms it when that alarm is no
@@ -126,6 +157,8 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
         for effect in effects {
             switch effect {
             case .alarmStarted(let reason, let due):
+                // Woken late (after a suspend), the alarm may be due before the sleep sound ended.
+                await silenceSleepSound(&run)
                 let report = await alarm.start(reason: reason)
                 let written = clock.now
                 let origin = run.origin ?? due

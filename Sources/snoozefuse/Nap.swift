@@ -26,6 +26,7 @@ struct Nap: AsyncParsableCommand {
           snoozefuse nap --no-hold --nap 25m --max 40m --ring-limit 5m
           snoozefuse nap --preset quick-test --no-hold --events jsonl | jq .
           snoozefuse nap --no-hold --sound rooster.wav --volume 60 --fade-in 30s
+          snoozefuse nap --sleep-sound noise:color=brown --sleep-volume 40
 
         The alarm plays on --device (an ALSA PCM; `snoozefuse devices` lists them), else on \
         `default`, else on the terminal bell: it never fails silently. Without --sound it plays the \
@@ -116,11 +117,12 @@ struct Nap: AsyncParsableCommand {
             }
         }
         let alarmWithPulses = napPlugins.alarmOutput(wrapping: systemVolume)
-        let driver = SessionDriver(
+        var driver = SessionDriver(
             clock: BootTimeClock(), timers: timers, alarm: alarmWithPulses,
             observer: napPlugins.heartbeatObserver(wrapping: observer, bpm: plugins.bpm, executor: executor),
             showsCountdown: !quiet && terminal.isTerminal, taskExecutor: executor
         )
+        driver.sleepSound = napPlugins.sleepSound(device: plugins.sleepDevice ?? audio.device, percent: plugins.sleepVolume)
 
         let (inputs, feed) = AsyncStream.makeStream(of: SessionEvent.self)
         let interrupted = Atomic<Bool>(false)

@@ -16,11 +16,26 @@ struct PluginNapOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Heartbeat for emitters while you hold, in beats per minute (40–120).", valueName: "n"))
     var bpm: Int = 60
 
+    @Option(name: .customLong("sleep-sound"), help: ArgumentHelp("Play a sound-source plugin while you drift off and nap, e.g. noise or noise:color=brown; it fades out and falls silent 3 s before the alarm. If it fails you nap in silence.", valueName: "id[:key=value,...]"))
+    var sleepSound: String?
+
+    @Option(name: .customLong("sleep-volume"), help: ArgumentHelp("Sleep sound volume, 0–100, applied on top of the plugin's own level (noise: volume=0.3).", valueName: "percent"))
+    var sleepVolume: Int = 60
+
+    @Option(name: .customLong("sleep-device"), help: ArgumentHelp("ALSA PCM for the sleep sound (default: the alarm's --device).", valueName: "pcm"))
+    var sleepDevice: String?
+
     func validate() throws {
         guard (40...120).contains(bpm) else {
             throw ValidationError("--bpm \(bpm) is out of range: use 40 to 120 beats per minute.")
         }
-        for text in (source.map { [$0] } ?? []) + emitters where PluginSpec(parsing: text) == nil {
+        guard (0 ... 100).contains(sleepVolume) else {
+            throw ValidationError("--sleep-volume must be 0–100, not \(sleepVolume).")
+        }
+        if sleepDevice?.isEmpty == true {
+            throw ValidationError("--sleep-device needs a PCM name (`snoozefuse devices` lists them).")
+        }
+        for text in (source.map { [$0] } ?? []) + (sleepSound.map { [$0] } ?? []) + emitters where PluginSpec(parsing: text) == nil {
             throw ValidationError("\"\(text)\" is not a plugin: expected ID or ID:key=value,...")
         }
     }
@@ -29,7 +44,7 @@ struct PluginNapOptions: ParsableArguments {
     /// wrong kind are reported and exit 66 before the nap begins.
     func start(settings: inout AlarmPlaybackSettings) throws -> NapPlugins {
         let plugins = NapPlugins()
-        guard source != nil || !emitters.isEmpty else { return plugins }
+        guard source != nil || sleepSound != nil || !emitters.isEmpty else { return plugins }
         guard let executable = PluginSearchPath.currentExecutable() else { throw ExitStatus.internalError }
         let registry = scanPlugins(logger: pluginLogger(level: .error))
         func find(_ text: String, kind: PluginKinds, named: String) throws -> (LoadedPlugin, PluginSpec) {
@@ -48,21 +63,31 @@ struct PluginNapOptions: ParsableArguments {
         let onExit: @Sendable (PluginInfo, String) -> Void = { info, how in
             notices.yield("plugin \(info.id) stopped: \(how) (\(info.path))")
         }
-        if let source {
-            let (plugin, spec) = try find(source, kind: .soundSource, named: "sound source")
+        /// A source plugin's stream from a child process; `role` names it in the notices, `instead`
+        /// says what plays when it fails.
+        func sourceStream(_ text: String, role: String, instead: String, underrunFill: SourceFailureFallback) throws -> PluginAudioStream? {
+            let (plugin, spec) = try find(text, kind: .soundSource, named: "sound source")
             do {
                 let child = try PluginChildProcess(
                     executable: executable,
                     arguments: ["plugins", "serve", "--kind", "source", "--path", plugin.info.path, "--config", spec.config],
                     info: plugin.info, role: .readsFromChild) { info, how in
-                        notices.yield("sound-source plugin \(info.id) stopped (\(how)); the alarm plays the built-in tone instead (\(info.path))")
+                        notices.yield("\(role) plugin \(info.id) stopped (\(how)); \(instead) (\(info.path))")
                     }
-                let stream = PluginAudioStream(child: child, sampleRate: PluginServer.sourceRate, channels: PluginServer.sourceChannels)
-                plugins.stream = stream
-                settings.sound = .custom(stream.customSound)
+                return PluginAudioStream(child: child, sampleRate: PluginServer.sourceRate,
+                                         channels: PluginServer.sourceChannels, underrunFill: underrunFill)
             } catch {
-                notices.yield("\(error); the alarm plays the built-in tone instead")
+                notices.yield("\(role): \(error); \(instead)")
+                return nil
             }
+        }
+        if let source, let stream = try sourceStream(source, role: "sound-source", instead: "the alarm plays the built-in tone instead",
+                                                     underrunFill: .builtInTone) {
+            plugins.stream = stream
+            settings.sound = .custom(stream.customSound)
+        }
+        if let sleepSound {
+            plugins.sleepStream = try sourceStream(sleepSound, role: "sleep-sound", instead: "napping in silence", underrunFill: .silence)
         }
         for text in emitters {
             let (plugin, spec) = try find(text, kind: .pulseEmitter, named: "pulse emitter")
@@ -84,6 +109,7 @@ struct PluginNapOptions: ParsableArguments {
 final class NapPlugins: Sendable {
     // Set once in `PluginNapOptions.start` before the object is shared, then only read.
     nonisolated(unsafe) var stream: PluginAudioStream?
+    nonisolated(unsafe) var sleepStream: PluginAudioStream?
     nonisolated(unsafe) var emitters: [PluginProcessEmitter] = []
     /// One line per plugin event (a child that ended), for the session's records.
     let notices: AsyncStream<String>
@@ -100,6 +126,15 @@ final class NapPlugins: Sendable {
 
     func finish() {
         noticeFeed.finish()
+    }
+
+    /// The sleep sound on `device` at `percent`, when `--sleep-sound` started one; its problems
+    /// become the session's warnings.
+    func sleepSound(device: String, percent: Int) -> AudioSleepSound? {
+        guard let sleepStream else { return nil }
+        let settings = AlarmPlaybackSettings(sound: .custom(sleepStream.customSound),
+                                             gain: AlarmGain(percent: percent, fadeIn: .seconds(10)))
+        return AudioSleepSound(device: device, settings: settings) { [noticeFeed] in noticeFeed.yield($0) }
     }
 
     /// `observer`, plus the heartbeat of SPEC §2 on every emitter while the session is `holding`.

@@ -49,22 +49,10 @@ struct AlarmPlayerTests {
         #expect(goertzel1k > 1000 * goertzel900)
 
         // RMS envelope in 100 ms windows against the documented curve g(t) = v·sin(π/2·t/F).
-        let window = rate / 10
-        let fullScaleRMS = 1 / 2.0.squareRoot()
-        for start in stride(from: 0, to: left.count - window + 1, by: window) {
-            let measured = AlarmPlayerTestSupport.rms(left[start ..< start + window])
-            var meanSquareGain = 0.0
-            for frame in start ..< start + window {
-                let g = gain.gain(atSeconds: Double(frame) / Double(rate))
-                meanSquareGain += g * g
-            }
-            let expected = fullScaleRMS * (meanSquareGain / Double(window)).squareRoot()
-            #expect(abs(measured - expected) <= 0.01 + 0.02 * expected,
-                    "window at \(Double(start) / Double(rate)) s: RMS \(measured), curve says \(expected)")
-        }
+        AlarmPlayerTestSupport.expectEnvelope(left, rate: rate, gain: gain)
         // Settles at 50 % of full-scale RMS.
         let settledRMS = AlarmPlayerTestSupport.rms(settled[...])
-        #expect(abs(settledRMS - 0.5 * fullScaleRMS) <= 0.005 * fullScaleRMS, "settled RMS \(settledRMS)")
+        #expect(abs(settledRMS - 0.5 / 2.0.squareRoot()) <= 0.005 / 2.0.squareRoot(), "settled RMS \(settledRMS)")
 
         // No discontinuity anywhere (loop points included): a 1 kHz sine of amplitude a changes by at
         // most a·2π·1000/48000 between samples; the fade only lowers that.
@@ -76,6 +64,59 @@ struct AlarmPlayerTests {
             if step > largest { largest = step; largestAt = index }
         }
         #expect(largest <= limit, "largest step \(largest) at frame \(largestAt), limit \(limit)")
+    }
+
+    @Test("a stream that ends fades out along the mirrored curve to exactly 0, without a step")
+    func fadeOutBeforeTheEnd() async throws {
+        let directory = try AlarmPlayerTestSupport.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let sine = directory.appendingPathComponent("sine.wav").path
+        try AlarmPlayerTestSupport.run(executableInPath("sox").path, ["-n", "-r", "48000", "-c", "1", "-e", "floating-point",
+                                                        "-b", "32", sine, "synth", "0.5", "sine", "1000", "gain", "-n"])
+        let out = directory.appendingPathComponent("out.wav").path
+        let gain = AlarmGain(percent: 60, fadeIn: .milliseconds(500), fadeOut: .milliseconds(1500))
+        let settings = AlarmPlaybackSettings(
+            sound: .file(path: sine), gain: gain,
+            configuration: PCMConfiguration(sampleRate: 48_000, channels: 1), duration: .seconds(3))
+        let playback = try AlarmPlayer.start(device: "file:FILE=\(out),FORMAT=wav", settings: settings)
+        #expect(await playback.thread.outcome() == .finished)
+
+        let recording = try AlarmPlayerTestSupport.readRawWAV(URL(fileURLWithPath: out))
+        let rate = 48_000
+        let samples = recording.frames.map(\.0)
+        #expect(samples.count == 3 * rate)
+        AlarmPlayerTestSupport.expectEnvelope(samples, rate: rate, gain: gain, end: 3)
+        // Full volume between the fades, silent at the very end.
+        let middle = AlarmPlayerTestSupport.rms(samples[(rate / 2) ..< (3 * rate / 2)])
+        #expect(abs(middle - 0.6 / 2.0.squareRoot()) < 0.005, "between the fades: RMS \(middle)")
+        let lastMillisecond = samples.suffix(rate / 1000).map { abs($0) }.max() ?? 1
+        #expect(lastMillisecond < 0.002, "the last millisecond peaks at \(lastMillisecond)")
+        let largest = zip(samples, samples.dropFirst()).map { abs($0 - $1) }.max() ?? 1
+        #expect(largest <= 0.6 * 2 * Float.pi * 1000 / 48_000 * 1.05, "largest step \(largest)")
+    }
+
+    @Test("a sleep sound whose source fails goes silent instead of beeping")
+    func sourceFailureFallsBackToSilenceWhenAsked() async throws {
+        let directory = try AlarmPlayerTestSupport.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func play(_ fallback: SourceFailureFallback, name: String) async throws -> [Float] {
+            let out = directory.appendingPathComponent(name).path
+            let failing = CustomAlarmSound(name: "fails after 0.5 s") { rate in FailingSource(sampleRate: rate, goodFrames: rate / 2) }
+            let settings = AlarmPlaybackSettings(
+                sound: .custom(failing), gain: AlarmGain(percent: 100, fadeIn: .zero),
+                configuration: PCMConfiguration(sampleRate: 48_000, channels: 1), duration: .seconds(1),
+                onSourceFailure: fallback)
+            let playback = try AlarmPlayer.start(device: "file:FILE=\(out),FORMAT=wav", settings: settings)
+            #expect(await playback.thread.outcome() == .finished)
+            return try AlarmPlayerTestSupport.readRawWAV(URL(fileURLWithPath: out)).frames.map(\.0)
+        }
+        let silent = try await play(.silence, name: "silence.wav")
+        #expect(silent.count == 48_000)
+        #expect(silent[..<24_000].allSatisfy { $0 == 0.25 }, "the source's own frames play")
+        #expect(silent[24_576...].allSatisfy { $0 == 0 }, "then silence, not the tone")
+        // An alarm (the default) never goes silent: the built-in tone takes over.
+        let alarm = try await play(.builtInTone, name: "tone.wav")
+        #expect(AlarmPlayerTestSupport.rms(alarm[24_576 ..< 28_800]) > 0.3)
     }
 
     @Test("the built-in tone needs no file: 880 Hz beeps, four per second, at the device's rate")
@@ -153,7 +194,49 @@ struct AlarmPlayerTests {
     }
 }
 
+/// A source of constant 0.25 that fails after `goodFrames` frames, as a decoder error or a plugin
+/// that stopped would.
+struct FailingSource: AlarmSoundSource {
+    let sampleRate: Int
+    var channels: Int { 1 }
+    let goodFrames: Int
+    var played = 0
+    var failure: SoundFileError?
+
+    mutating func read(into buffer: UnsafeMutableBufferPointer<Float>) -> Int {
+        let count = max(min(buffer.count, goodFrames - played), 0)
+        buffer.update(repeating: 0.25)
+        played += count
+        if count < buffer.count {
+            failure = SoundFileError(operation: .read, path: "test source", code: .noError, message: "stopped on purpose")
+        }
+        return count
+    }
+
+    mutating func seek(to position: Duration) {}
+}
+
 enum AlarmPlayerTestSupport {
+    /// Checks the RMS of `samples` (a full-scale sine, gained) in 100 ms windows against the
+    /// documented curve (`AlarmGain.gain(atSeconds:endingAt:)`), within 1 % of full scale + 2 %.
+    static func expectEnvelope(_ samples: [Float], rate: Int, gain: AlarmGain, end: Double? = nil,
+                               sourceLocation: SourceLocation = #_sourceLocation) {
+        let window = rate / 10
+        let fullScaleRMS = 1 / 2.0.squareRoot()
+        for start in stride(from: 0, to: samples.count - window + 1, by: window) {
+            let measured = rms(samples[start ..< start + window])
+            var meanSquareGain = 0.0
+            for frame in start ..< start + window {
+                let g = gain.gain(atSeconds: Double(frame) / Double(rate), endingAt: end)
+                meanSquareGain += g * g
+            }
+            let expected = fullScaleRMS * (meanSquareGain / Double(window)).squareRoot()
+            #expect(abs(measured - expected) <= 0.01 + 0.02 * expected,
+                    "window at \(Double(start) / Double(rate)) s: RMS \(measured), curve says \(expected)",
+                    sourceLocation: sourceLocation)
+        }
+    }
+
     struct Failure: Error, CustomStringConvertible {
         var description: String
     }

@@ -75,7 +75,11 @@ struct SessionPropertyTests {
             apply(step.event)
         }
 
-        // Nobody answers: time runs on from deadline to deadline.
+        // Nobody answers from here: a session releasing or napping rings exactly when it predicts
+        // (what a sleep sound ends before).
+        let predicted = session.undisturbedAlarm
+        if predicted != nil { #expect(alarmStarts.isEmpty && [.releasing, .napping].contains(session.phase)) }
+        // Time runs on from deadline to deadline.
         var guardSteps = 0
         while let next = session.nextDeadline, guardSteps < 1000 {
             now = next
@@ -93,6 +97,7 @@ struct SessionPropertyTests {
             #expect(first.due >= start, "never before the session started")
         }
         for alarm in alarmStarts { #expect(alarm.at >= alarm.due) }
+        if let predicted { #expect(alarmStarts.first?.due == predicted) }
 
         // Every session that ends, ends exactly once, in exactly one terminal phase.
         #expect(terminalEffects <= 1)

@@ -43,6 +43,26 @@ struct SessionTableTests {
         #expect(session.nextDeadline == nil)
     }
 
+    @Test func undisturbedAlarmIsKnownFromTheStartOfTheRelease() {
+        var session = Session<Instant>(timers: quick)
+        #expect(session.undisturbedAlarm == nil)
+        _ = session.handle(.holdBegan, at: at(0))
+        #expect(session.undisturbedAlarm == nil, "no sleep sound while the key is held")
+        _ = session.handle(.holdEnded, at: at(1))
+        #expect(session.undisturbedAlarm == at(8), "release 1…3, then the 5 s nap")
+        _ = session.handle(.timeElapsed, at: at(3))
+        #expect(session.phase == .napping)
+        #expect(session.undisturbedAlarm == at(8), "unchanged when the nap starts")
+        _ = session.handle(.timeElapsed, at: at(8))
+        #expect(session.phase == .ringing)
+        #expect(session.undisturbedAlarm == nil)
+
+        // The failsafe comes first when release + nap would outlast it.
+        var short = Session<Instant>(timers: SessionTimers(release: .seconds(2), nap: .seconds(20), max: .seconds(10)))
+        _ = short.handle(.start, at: at(0))
+        #expect(short.undisturbedAlarm == at(10))
+    }
+
     @Test func holdStartsTheSessionAndTheMaxTimer() {
         var session = Session<Instant>(timers: quick)
         #expect(session.handle(.holdBegan, at: at(3)) == [.phaseChanged(from: .ready, to: .holding, at: at(3))])

@@ -63,6 +63,60 @@ struct AudioAlarmPulseTests {
     }
 }
 
+@Suite("Sleep sound through PulseAudio", .serialized)
+struct SleepSoundPulseTests {
+    /// `nap --sleep-sound noise` on a real-time sink: white noise from the start of the release
+    /// through the nap, faded out and silent 3 s before the alarm (so its stream is closed before
+    /// the alarm's device is opened, 2 s ahead), then the alarm.
+    @Test func noisePlaysWhileReleasingAndNappingAndEndsBeforeTheAlarm() async throws {
+        let pulse = try PrivatePulse()
+        defer { pulse.cleanUp() }
+        try pulse.startDaemon()
+        let capture = try pulse.startCapture(name: "session.raw")
+        // Let pacat connect before the nap starts, so the capture holds the whole session.
+        try await Task.sleep(for: .milliseconds(500))
+
+        let nap = try pulse.launch(BuiltProducts.executable("snoozefuse"), [
+            "nap", "--preset", "quick-test", "--no-hold", "--device", "pulse", "--fade-in", "0",
+            "--volume", "80", "--ring-limit", "2", "--sleep-sound", "noise:color=white,volume=1",
+            "--sleep-volume", "50", "--events", "jsonl", "--quiet",
+        ])
+        let events = LineCollector(nap.standardOutput)
+        let messages = LineCollector(nap.standardError)
+        let end = try await events.wait(for: "the end of the session") { $0["event"] as? String == "end" }
+        #expect(end["outcome"] as? String == "ring_limit")
+        PrivatePulse.waitForExit(nap)
+        #expect(nap.terminationStatus == 0, "stderr: \(messages.text)")
+        let alarm = try await events.wait(for: "the alarm") { $0["event"] as? String == "alarm" }
+        #expect(alarm["output"] as? String == "ALSA pulse", "\(alarm); stderr: \(messages.text)")
+        #expect(!events.text.contains("\"warning\""), "no sleep-sound problem: \(events.text)")
+        try await Task.sleep(for: .milliseconds(300))
+        pulse.stop(capture)
+        _ = end
+
+        // 10 ms RMS windows of the capture. The null sink's monitor does not keep time while no
+        // stream plays (the silence between the sleep sound and the alarm comes out shorter than
+        // it was), so this checks what was heard, in order; the timing is the driver's (tested on
+        // a manual clock) and the length of the stream (tested through the `file` PCM).
+        let levels = try PrivatePulse.windowRMS(ofS16Stereo: pulse.directory.appendingPathComponent("session.raw"), windowFrames: 480)
+        let trace = levels.enumerated().filter { $0.offset % 10 == 0 }.map { String(format: "%.1f:%.3f", Double($0.offset) / 100, $0.element) }.joined(separator: " ")
+        let noiseStart = try #require(levels.firstIndex { $0 > 0.01 }, "the capture never left silence: \(trace)")
+        let silenceStart = try #require(levels[noiseStart...].firstIndex { $0 < 0.001 }, "the sleep sound never ended: \(trace)")
+        let alarmStart = try #require(levels[silenceStart...].firstIndex { $0 > 0.01 }, "no alarm after the sleep sound: \(trace)")
+        // Noise, never a silent 10 ms window (unlike the beeping tone), for over 3 s: the release
+        // (2 s) and into the nap; at full level (white noise at 50 %: RMS 0.29) in its middle.
+        #expect(silenceStart - noiseStart > 300, "the sleep sound lasted \(Double(silenceStart - noiseStart) / 100) s: \(trace)")
+        #expect(levels[(noiseStart + 100) ..< (noiseStart + 200)].allSatisfy { $0 > 0.25 && $0 < 0.33 }, "full level: \(trace)")
+        // It fades out: each 200 ms step of its last second is quieter than the one before.
+        let fade = stride(from: silenceStart - 100, to: silenceStart, by: 20).map { levels[$0] }
+        #expect(zip(fade, fade.dropFirst()).allSatisfy { $0 > $1 }, "fade-out \(fade)")
+        // Then silence, then the alarm: the built-in tone at 80 % (beeps of 100 ms with gaps).
+        #expect(alarmStart - silenceStart > 50, "silence before the alarm: \(trace)")
+        let ringing = levels[alarmStart ..< min(alarmStart + 100, levels.count)]
+        #expect(ringing.filter { $0 > 0.4 }.count > 20 && ringing.filter { $0 < 0.001 }.count > 20, "the beeping alarm: \(trace)")
+    }
+}
+
 /// A PulseAudio daemon in a private runtime folder, and every process the test starts, stopped by
 /// PID on every path.
 final class PrivatePulse: Sendable {
@@ -162,6 +216,22 @@ final class PrivatePulse: Sendable {
         }
         killDaemon()
         try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// The RMS of the left channel of a raw S16LE stereo capture, per window of `windowFrames`.
+    static func windowRMS(ofS16Stereo url: URL, windowFrames: Int) throws -> [Double] {
+        let data = try Data(contentsOf: url)
+        return data.withUnsafeBytes { raw in
+            let frames = raw.count / 4
+            return stride(from: 0, to: frames - windowFrames + 1, by: windowFrames).map { first in
+                var sum = 0.0
+                for frame in first ..< first + windowFrames {
+                    let value = Int16(bitPattern: UInt16(raw[frame * 4]) | UInt16(raw[frame * 4 + 1]) << 8)
+                    sum += (Double(value) / 32768) * (Double(value) / 32768)
+                }
+                return (sum / Double(windowFrames)).squareRoot()
+            }
+        }
     }
 
     static func rms(ofS16Stereo url: URL) throws -> Double {

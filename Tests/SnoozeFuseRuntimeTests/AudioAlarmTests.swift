@@ -125,3 +125,58 @@ func makeTemporaryDirectory() throws -> URL {
                                             attributes: [.posixPermissions: 0o700])
     return url
 }
+
+@Suite("Sleep sound on ALSA", .serialized)
+struct SleepSoundTests {
+    /// Notices from the sleep sound, in order.
+    final class Notices: Sendable {
+        let lines = Mutex<[String]>([])
+        func append(_ line: String) { lines.withLock { $0.append(line) } }
+    }
+
+    @Test("a sleep sound plays exactly as long as it was given, faded in and out, through the file PCM")
+    func playsForItsDurationAndEndsSilent() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let sine = directory.appendingPathComponent("sine.wav").path
+        _ = try await runProcess(executableInPath("sox"), ["-n", "-r", "48000", "-c", "1", "-e", "floating-point", "-b", "32",
+                                                     sine, "synth", "0.5", "sine", "500", "gain", "-n"])
+        let out = directory.appendingPathComponent("sleep.wav").path
+        let notices = Notices()
+        let settings = AlarmPlaybackSettings(sound: .file(path: sine), gain: AlarmGain(percent: 40, fadeIn: .seconds(10)),
+                                             configuration: PCMConfiguration(sampleRate: 48_000, channels: 1))
+        let sleep = AudioSleepSound(device: "file:FILE=\(out),FORMAT=raw", settings: settings, onNotice: notices.append)
+        await sleep.play(for: .seconds(3))
+        // The `file` PCM takes frames faster than real time: wait for all 3 s of them.
+        let expectedBytes = 3 * 48_000 * 4
+        for _ in 0 ..< 1_000 where ((try? FileManager.default.attributesOfItem(atPath: out)[.size] as? Int) ?? 0) < expectedBytes {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        await sleep.stop()
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: out))
+        #expect(bytes.count == expectedBytes, "exactly the 3 s it was given")
+        let samples = bytes.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        // Fade-in and fade-out each take a third of a short play (1 s here, not the asked 10 s).
+        func rms(_ range: Range<Int>) -> Double {
+            (samples[range].reduce(0) { $0 + Double($1) * Double($1) } / Double(range.count)).squareRoot()
+        }
+        #expect(abs(samples[0]) < 0.001 && samples.suffix(48).allSatisfy { abs($0) < 0.002 }, "silent at both ends")
+        #expect(abs(rms(48_000 ..< 96_000) - 0.4 / 2.0.squareRoot()) < 0.005, "full level in the middle second")
+        #expect(rms(0 ..< 24_000) < rms(24_000 ..< 48_000) && rms(96_000 ..< 120_000) > rms(120_000 ..< 144_000))
+        #expect(notices.lines.withLock { $0 }.isEmpty)
+    }
+
+    @Test("a device that cannot open costs the nap nothing: a notice, silence, and play returns at once")
+    func aMissingDeviceIsANotice() async throws {
+        let notices = Notices()
+        let sleep = AudioSleepSound(device: "nonexistent", settings: AlarmPlaybackSettings(), onNotice: notices.append)
+        await sleep.play(for: .seconds(30))
+        for _ in 0 ..< 1_000 where notices.lines.withLock({ $0 }).isEmpty {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let notice = try #require(notices.lines.withLock { $0 }.first)
+        #expect(notice.hasPrefix("no sleep sound: "), "\(notice)")
+        #expect(notice.contains("nonexistent") && notice.hasSuffix("napping in silence"), "\(notice)")
+        await sleep.stop()
+    }
+}

@@ -40,17 +40,32 @@ final class RecordingAlarm: AlarmOutput {
     func stop() async { events.withLock { $0.append(("stop", clock.now)) } }
 }
 
+/// A sleep sound that writes its calls into the alarm's log, so their order with arming shows.
+final class RecordingSleepSound: SleepSoundOutput {
+    let log: RecordingAlarm
+
+    init(log: RecordingAlarm) { self.log = log }
+
+    func play(for duration: Duration) async {
+        log.events.withLock { $0.append(("sleep \(duration.components.seconds)s", log.clock.now)) }
+    }
+
+    func stop() async { log.events.withLock { $0.append(("sleep stop", log.clock.now)) } }
+}
+
 @Suite("Session driver on a manual clock")
 struct SessionDriverTests {
     let clock = ManualClock()
     let observer = RecordingObserver()
 
-    func makeDriver(_ timers: SessionTimers, countdown: Bool = false, alarm: RecordingAlarm? = nil) -> (SessionDriver<ManualClock>, RecordingAlarm) {
+    func makeDriver(_ timers: SessionTimers, countdown: Bool = false, alarm: RecordingAlarm? = nil,
+                    sleepSound: Bool = false) -> (SessionDriver<ManualClock>, RecordingAlarm) {
         let alarm = alarm ?? RecordingAlarm(clock: clock)
-        let driver = SessionDriver(
+        var driver = SessionDriver(
             clock: clock, timers: timers, alarm: alarm, observer: observer, showsCountdown: countdown,
             wallClock: { Date(timeIntervalSince1970: 0) }
         )
+        if sleepSound { driver.sleepSound = RecordingSleepSound(log: alarm) }
         return (driver, alarm)
     }
 
@@ -79,6 +94,54 @@ struct SessionDriverTests {
         #expect(alarm.events.withLock { $0.map(\.0) } == ["arm nap in 2s", "start nap", "stop"])
         #expect(alarm.events.withLock { $0.map(\.1) } == [.init(offset: .seconds(5)), .init(offset: .seconds(7)), .init(offset: .seconds(10))])
         #expect(clock.sleeperCount == 0, "no sleeper is left behind")
+    }
+
+    @Test func theSleepSoundPlaysFromTheReleaseAndIsClosedBeforeTheAlarmIsArmed() async {
+        var timers = Preset.quickTest.timers
+        timers.ringLimit = .seconds(3)
+        let (driver, alarm) = makeDriver(timers, sleepSound: true)
+        let (inputs, _) = AsyncStream.makeStream(of: SessionEvent.self)
+        let run = Task { await driver.run(startingWith: .start, inputs: inputs) }
+        while await clock.step(orUntil: { observer.ended }) != nil {}
+        #expect(await run.value == .ringLimitReached)
+        // One stream from the release through the nap (not restarted when the nap starts), ending
+        // 2 s (arming) + 1 s before the alarm at 7 s; stopped for sure before arming.
+        #expect(alarm.events.withLock { $0.map(\.0) } == ["sleep 4s", "sleep stop", "arm nap in 2s", "start nap", "stop"])
+        #expect(alarm.events.withLock { $0.map(\.1) } == [0, 5, 5, 7, 10].map { ManualClock.Instant(offset: .seconds($0)) })
+    }
+
+    @Test func aNewHoldStopsTheSleepSoundAndTheNextReleaseStartsItAgain() async {
+        let timers = SessionTimers(release: .seconds(2), nap: .seconds(5), max: .seconds(60), ringLimit: .seconds(1))
+        let (driver, alarm) = makeDriver(timers, sleepSound: true)
+        let (inputs, feed) = AsyncStream.makeStream(of: SessionEvent.self)
+        let run = Task { await driver.run(startingWith: .holdBegan, inputs: inputs) }
+        await waitUntil { observer.lastPhase == .holding }
+        #expect(alarm.events.withLock { $0.isEmpty }, "no sleep sound while the key is held")
+        await clock.advance(to: .init(offset: .seconds(1)))
+        feed.yield(.holdEnded)
+        await waitUntil { alarm.events.withLock { $0.count == 1 } }
+        await clock.advance(to: .init(offset: .seconds(2)))
+        feed.yield(.holdBegan)
+        await waitUntil { alarm.events.withLock { $0.count == 2 } }
+        await clock.advance(to: .init(offset: .seconds(3)))
+        feed.yield(.holdEnded)
+        while await clock.step(orUntil: { observer.ended }) != nil {}
+        #expect(await run.value == .ringLimitReached)
+        // Released at 1 s: alarm at 8 s, sound until 5 s. Held again at 2 s: stopped. Released at
+        // 3 s: alarm at 10 s, sound until 7 s, stopped again when arming at 8 s.
+        #expect(alarm.events.withLock { $0.map(\.0) } == ["sleep 4s", "sleep stop", "sleep 4s", "sleep stop", "arm nap in 2s", "start nap", "stop"])
+        #expect(alarm.events.withLock { $0.map(\.1) } == [1, 2, 3, 8, 8, 10, 11].map { ManualClock.Instant(offset: .seconds($0)) })
+    }
+
+    @Test func cancellingWhileNappingStopsTheSleepSound() async {
+        let (driver, alarm) = makeDriver(Preset.quickTest.timers, sleepSound: true)
+        let (inputs, feed) = AsyncStream.makeStream(of: SessionEvent.self)
+        let run = Task { await driver.run(startingWith: .start, inputs: inputs) }
+        #expect(await clock.step() == .init(offset: .seconds(2)))
+        await waitUntil { observer.lastPhase == .napping }
+        feed.yield(.cancel)
+        #expect(await run.value == .cancelled)
+        #expect(alarm.events.withLock { $0.map(\.0) } == ["sleep 4s", "sleep stop"])
     }
 
     @Test func inputsDismissAndSnoozeTheAlarm() async {
