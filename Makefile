@@ -3,14 +3,20 @@
 #   make test   install what is missing, build with warnings as failures, run every test
 SWIFT ?= swift
 CONFIG ?= release
+PREFIX ?= /usr/local
 
-.PHONY: deps build demo test check-warnings fuzz fuzz-durations bench bench-wakeups clean sounds
+.PHONY: deps build install demo test check-warnings fuzz fuzz-durations bench bench-wakeups clean sounds
 
 deps:
 	@./Scripts/install-deps.sh
 
 build: deps
 	$(SWIFT) build -c $(CONFIG) --product snoozefuse
+
+# PREFIX/bin, PREFIX/lib/snoozefuse/plugins, PREFIX/share/snoozefuse/sounds (DESTDIR for packaging).
+install: build
+	$(SWIFT) build -c $(CONFIG)
+	./Scripts/install.sh "$$($(SWIFT) build -c $(CONFIG) --show-bin-path)" "$(PREFIX)"
 
 # On a terminal: hold any key while you drift off; elsewhere the release timer starts at once.
 demo: build

@@ -1,0 +1,36 @@
+#!/bin/sh
+# Installs snoozefuse into PREFIX (default /usr/local) from a folder of built products:
+#   PREFIX/bin/snoozefuse
+#   PREFIX/lib/snoozefuse/plugins/libsnoozefuse-*.so   (the built-in plugins)
+#   PREFIX/share/snoozefuse/sounds/*.caf                (the built-in alarm sounds)
+# The binary finds the other two from its own location, so the tree can be moved as a whole.
+# Plugins are installed 0644 in folders 0755: snoozefuse refuses plugins that others can write.
+#
+# usage: Scripts/install.sh PRODUCTS_FOLDER [PREFIX]      (DESTDIR is honoured for packaging)
+set -eu
+products=${1:?usage: Scripts/install.sh PRODUCTS_FOLDER [PREFIX]}
+prefix=${2:-/usr/local}
+root=$(cd "$(dirname "$0")/.." && pwd)
+destination="${DESTDIR:-}$prefix"
+
+if [ ! -x "$products/snoozefuse" ]; then
+    echo "install.sh: $products/snoozefuse is missing: build first (make build)" >&2
+    exit 66
+fi
+missing=""
+for plugin in tone noise terminal command led rumble; do
+    [ -f "$products/libsnoozefuse-$plugin.so" ] || missing="$missing libsnoozefuse-$plugin.so"
+done
+if [ -n "$missing" ]; then
+    echo "install.sh: built plugins missing in $products:$missing (build every product: swift build -c release)" >&2
+    exit 66
+fi
+
+umask 022
+install -d "$destination/bin" "$destination/lib/snoozefuse/plugins" "$destination/share/snoozefuse/sounds"
+install -m 0755 "$products/snoozefuse" "$destination/bin/snoozefuse"
+for plugin in tone noise terminal command led rumble; do
+    install -m 0644 "$products/libsnoozefuse-$plugin.so" "$destination/lib/snoozefuse/plugins/"
+done
+install -m 0644 "$root"/Sounds/*.caf "$destination/share/snoozefuse/sounds/"
+echo "installed snoozefuse in $destination (bin, lib/snoozefuse/plugins, share/snoozefuse/sounds)"
