@@ -6,9 +6,7 @@ import Testing
 @Suite("Built-in plugins: tone, noise, command, led")
 struct BuiltInPluginTests {
     func load(_ name: String, in folder: PluginFolder) throws -> LoadedPlugin {
-        let source = repositoryRoot.appendingPathComponent("Plugins/\(name)/\(name).c").path
-        let path = try folder.buildC("libsnoozefuse-\(name).so", source: source)
-        return try PluginLoader.load(path: path, logger: LogRecorder().logger)
+        try PluginLoader.load(path: try folder.buildBuiltIn(name), logger: LogRecorder().logger)
     }
 
     func render(_ source: SoundSource, frames: Int) -> [Float] {
@@ -127,24 +125,5 @@ struct BuiltInPluginTests {
         defer { folder.cleanUp() }
         let plugin = try load("led", in: folder)
         #expect(throws: PluginError.self) { try PulseEmitter(plugin: plugin, config: "") }
-    }
-
-    // rumble needs a force-feedback device; /dev/uinput makes a virtual one. Where the kernel
-    // offers no /dev/uinput (containers), this test is skipped, not passed.
-    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/dev/uinput"), "needs /dev/uinput to make a virtual force-feedback device"))
-    func rumbleNeedsAVirtualDevice() throws {
-        Issue.record("rumble against a /dev/uinput device is not implemented in this suite yet")
-    }
-
-    @Test func rumbleReportsAMissingDevice() throws {
-        let folder = try PluginFolder()
-        defer { folder.cleanUp() }
-        let plugin = try load("rumble", in: folder)
-        #expect {
-            try PulseEmitter(plugin: plugin, config: "device=\(folder.path)/no-such-event")
-        } throws: { error in
-            let error = try #require(error as? PluginError)
-            return error.description.contains("no-such-event") && error.description.contains("UNAVAILABLE")
-        }
     }
 }
