@@ -126,4 +126,26 @@ struct BuiltInPluginTests {
         let plugin = try load("led", in: folder)
         #expect(throws: PluginError.self) { try PulseEmitter(plugin: plugin, config: "") }
     }
+
+    @Test func terminalRejectsBadConfigNamingTheKey() throws {
+        let folder = try PluginFolder()
+        defer { folder.cleanUp() }
+        let plugin = try load("terminal", in: folder)
+        let cases = [
+            ("bell=yes", "bell=yes: expected 0 or 1"),
+            ("symbol=", "symbol: expected 1 to 16 bytes of text without control characters (got 0 bytes)"),
+            ("symbol=\u{1B}[2J", "symbol: expected 1 to 16 bytes of text without control characters (got 4 bytes, with control characters)"),
+            ("symbol=abcdefghijklmnopq", "symbol: expected 1 to 16 bytes of text without control characters (got 17 bytes)"),
+            ("colour=red", "unknown key \"colour\" (terminal accepts tty, bell, symbol)"),
+        ]
+        for (config, message) in cases {
+            #expect(throws: PluginError(path: plugin.info.path, reason: .callFailed(call: "create_pulse_emitter", status: 1, message: message))) {
+                try PulseEmitter(plugin: plugin, config: config)
+            }
+        }
+        #expect(throws: PluginError(path: plugin.info.path, reason: .callFailed(
+            call: "create_pulse_emitter", status: 3, message: "cannot open tty=\(folder.path)/none: No such file or directory"))) {
+            try PulseEmitter(plugin: plugin, config: "tty=\(folder.path)/none")
+        }
+    }
 }
