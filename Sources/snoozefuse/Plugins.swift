@@ -205,8 +205,19 @@ struct PluginsServe: AsyncParsableCommand {
     @Option var kind: Kind
     @Option var path: String
     @Option var config: String = ""
+    /// Only create (and activate) the instance, free it, and print why it would not start, if it
+    /// would not (one `PluginStartRefusal` in JSON); see `PluginConfigCheck`.
+    @Flag(name: .customLong("check-only")) var checkOnly = false
 
     func run() async throws {
+        if checkOnly {
+            let logger = pluginLogger(level: .critical)
+            if let error = PluginServer.checkStart(emitter: kind == .emitter, path: path, config: config, logger: logger),
+               let data = try? JSONEncoder().encode(PluginStartRefusal(error)) {
+                writeLine(String(decoding: data, as: UTF8.self), to: STDOUT_FILENO)
+            }
+            Foundation.exit(0)
+        }
         let logger = pluginLogger(level: .warning)
         let status = switch kind {
         case .source: PluginServer.serveSource(path: path, config: config, logger: logger)
