@@ -148,4 +148,22 @@ struct BuiltInPluginTests {
             try PulseEmitter(plugin: plugin, config: "tty=\(folder.path)/none")
         }
     }
+
+    @Test func noiseAndLEDRefuseBadValuesAndUnknownKeysNamingThem() throws {
+        let folder = try PluginFolder()
+        defer { folder.cleanUp() }
+        let noise = try SoundSource(plugin: try load("noise", in: folder))
+        for (config, message) in [("seed=abc", "seed=abc: expected a whole number from 0 to 18446744073709551615"),
+                                  ("seed=-1", "seed=-1: expected a whole number from 0 to 18446744073709551615")] {
+            #expect(throws: PluginError(path: noise.plugin.info.path, reason: .callFailed(call: "activate", status: 1, message: message))) {
+                try noise.activate(sampleRate: 48_000, channels: 1, maxFrames: 512, config: config)
+            }
+        }
+        try noise.activate(sampleRate: 48_000, channels: 1, maxFrames: 512, config: "seed=42")
+        let led = try load("led", in: folder)
+        #expect(throws: PluginError(path: led.info.path, reason: .callFailed(
+            call: "create_pulse_emitter", status: 1, message: "unknown key \"brightness\" (led accepts led, root)"))) {
+            try PulseEmitter(plugin: led, config: "led=input3::capslock,brightness=1")
+        }
+    }
 }
