@@ -73,10 +73,13 @@ static void led_destroy(snoozefuse_pulse_emitter *self) {
     free(self->plugin_data);
 }
 
+static const char *const led_keys[] = {"led", "root", NULL};
+
 static snoozefuse_status create_emitter(const snoozefuse_host *host, const char *config,
                                         snoozefuse_pulse_emitter **out, char *message, uint32_t capacity) {
     (void)host;
     char name[256], root[256] = "/sys/class/leds", path[600];
+    if (plugin_config_unknown_key(config, led_keys, "led", message, capacity)) return SNOOZEFUSE_STATUS_INVALID_CONFIG;
     if (!plugin_config_value(config, "led", name, sizeof name) || !*name || strchr(name, '/') || !strcmp(name, "..")) {
         snprintf(message, capacity, "choose an LED with led=NAME (one of the names in /sys/class/leds)");
         return SNOOZEFUSE_STATUS_INVALID_CONFIG;

@@ -2,6 +2,7 @@
  * config: color=white|pink|brown (default pink), volume=0..1 (default 0.3), seed=N */
 #include "snoozefuse_plugin.h"
 #include "../common/plugin_config.h"
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +55,13 @@ static snoozefuse_status noise_activate(snoozefuse_sound_source *self, uint32_t 
         n->volume = (float)v;
     }
     if (plugin_config_value(config, "seed", value, sizeof value)) {
-        unsigned long long seed = strtoull(value, NULL, 10);
+        char *end;
+        errno = 0;
+        unsigned long long seed = strtoull(value, &end, 10);
+        if (!*value || *end || errno || value[0] == '-') {
+            snprintf(message, capacity, "seed=%s: expected a whole number from 0 to 18446744073709551615", value);
+            return SNOOZEFUSE_STATUS_INVALID_CONFIG;
+        }
         n->state = seed ? seed : 1;
     }
     memset(n->b, 0, sizeof n->b);

@@ -9,11 +9,12 @@ public struct PluginKinds: OptionSet, Sendable, Hashable, Codable {
     public static let pulseEmitter = PluginKinds(rawValue: 1 << 1)
     public static let known: PluginKinds = [.soundSource, .pulseEmitter]
 
-    /// Names for people and JSON: `sound-source`, `pulse-emitter`.
+    /// Names for people and JSON, the `SNOOZEFUSE_KIND_*` constants in lower case:
+    /// `sound_source`, `pulse_emitter`.
     public var names: [String] {
         var names: [String] = []
-        if contains(.soundSource) { names.append("sound-source") }
-        if contains(.pulseEmitter) { names.append("pulse-emitter") }
+        if contains(.soundSource) { names.append("sound_source") }
+        if contains(.pulseEmitter) { names.append("pulse_emitter") }
         return names
     }
 }
@@ -34,13 +35,24 @@ public struct PluginInfo: Sendable, Hashable, Codable {
     /// The file it was loaded from.
     public var path: String
 
-    /// Names of the `SNOOZEFUSE_FEATURE_*` bits set.
+    /// The `SNOOZEFUSE_FEATURE_*` bits this host knows, named as the constants in lower case.
+    public static let knownFeatures: [(bit: UInt64, name: String)] = [
+        (1 << 0, "stereo"), (1 << 1, "hardware"), (1 << 2, "runs_commands"), (1 << 3, "sleep_sound"),
+    ]
+
+    /// Names of the known feature bits set.
+    public var knownFeatureNames: [String] {
+        Self.knownFeatures.filter { features & $0.bit != 0 }.map(\.name)
+    }
+
+    /// Feature bits set that this host does not know (ignored, rule 8 of the header).
+    public var unknownFeatures: UInt64 {
+        Self.knownFeatures.reduce(features) { $0 & ~$1.bit }
+    }
+
+    /// Names of the feature bits set, for people: the known ones, then `unknown(0x…)`.
     public var featureNames: [String] {
-        let names: [(UInt64, String)] = [(1 << 0, "stereo"), (1 << 1, "hardware"), (1 << 2, "runs-commands"), (1 << 3, "sleep-sound")]
-        var result = names.filter { features & $0.0 != 0 }.map(\.1)
-        let unknown = features & ~UInt64(0b1111)
-        if unknown != 0 { result.append("unknown(0x\(String(unknown, radix: 16)))") }
-        return result
+        knownFeatureNames + (unknownFeatures == 0 ? [] : ["unknown(0x\(String(unknownFeatures, radix: 16)))"])
     }
 
     /// `^[a-z0-9]+(\.[a-z0-9-]+)+$`, at most 127 bytes.

@@ -20,14 +20,43 @@ public enum PluginServer {
         case renderFailed = 75
     }
 
+    /// A source of the plugin at `path`, active at the serving format with `config`.
+    static func startSource(path: String, config: String, logger: Logger) throws(PluginError) -> SoundSource {
+        try PluginPermissions.check(path: path)
+        let source = try SoundSource(plugin: try PluginLoader.load(path: path, logger: logger))
+        try source.activate(sampleRate: sourceRate, channels: sourceChannels, maxFrames: blockFrames, config: config)
+        return source
+    }
+
+    /// An emitter of the plugin at `path`, created with `config`.
+    static func startEmitter(path: String, config: String, logger: Logger) throws(PluginError) -> PulseEmitter {
+        try PluginPermissions.check(path: path)
+        return try PulseEmitter(plugin: try PluginLoader.load(path: path, logger: logger), config: config)
+    }
+
+    /// What serving an instance with `config` would meet when it starts, without serving it: the
+    /// source is created and activated as `serveSource` does (or the emitter created), then freed.
+    /// Nil when it starts. This is how a configuration is checked before a nap: the ABI hands a
+    /// source its configuration in `activate` and an emitter in `create_pulse_emitter`, and a
+    /// plugin refuses a bad one there with `SNOOZEFUSE_STATUS_INVALID_CONFIG`.
+    public static func checkStart(emitter: Bool, path: String, config: String, logger: Logger) -> PluginError? {
+        do {
+            if emitter {
+                try startEmitter(path: path, config: config, logger: logger).close()
+            } else {
+                try startSource(path: path, config: config, logger: logger).deactivate()
+            }
+            return nil
+        } catch {
+            return error
+        }
+    }
+
     /// Renders `plugin`'s source into standard output until the pipe breaks or render fails.
     public static func serveSource(path: String, config: String, logger: Logger) -> Status {
         let source: SoundSource
         do {
-            try PluginPermissions.check(path: path)
-            let plugin = try PluginLoader.load(path: path, logger: logger)
-            source = try SoundSource(plugin: plugin)
-            try source.activate(sampleRate: sourceRate, channels: sourceChannels, maxFrames: blockFrames, config: config)
+            source = try startSource(path: path, config: config, logger: logger)
         } catch {
             logger.error("\(error)")
             return .setupFailed
@@ -59,9 +88,7 @@ public enum PluginServer {
     public static func serveEmitter(path: String, config: String, logger: Logger) -> Status {
         let emitter: PulseEmitter
         do {
-            try PluginPermissions.check(path: path)
-            let plugin = try PluginLoader.load(path: path, logger: logger)
-            emitter = try PulseEmitter(plugin: plugin, config: config)
+            emitter = try startEmitter(path: path, config: config, logger: logger)
         } catch {
             logger.error("\(error)")
             return .setupFailed

@@ -60,11 +60,11 @@ struct PluginsList: AsyncParsableCommand {
         let registry = scanPlugins(logger: pluginLogger(level: json ? .critical : .warning))
         if json {
             struct Listing: Encodable {
-                var plugins: [PluginInfo]
+                var plugins: [PluginJSON]
                 var problems: [Problem]
                 struct Problem: Encodable { var severity: String; var path: String; var message: String }
             }
-            let listing = Listing(plugins: registry.plugins.map(\.info), problems: registry.problems.map {
+            let listing = Listing(plugins: registry.plugins.map { PluginJSON($0.info) }, problems: registry.problems.map {
                 .init(severity: $0.severity.rawValue, path: $0.error.path, message: $0.error.reasonText)
             })
             let encoder = JSONEncoder()
@@ -104,7 +104,7 @@ struct PluginsInfo: AsyncParsableCommand {
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            writeLine(String(decoding: try encoder.encode(info), as: UTF8.self), to: STDOUT_FILENO)
+            writeLine(String(decoding: try encoder.encode(PluginJSON(info)), as: UTF8.self), to: STDOUT_FILENO)
             return
         }
         var lines = [
@@ -205,8 +205,19 @@ struct PluginsServe: AsyncParsableCommand {
     @Option var kind: Kind
     @Option var path: String
     @Option var config: String = ""
+    /// Only create (and activate) the instance, free it, and print why it would not start, if it
+    /// would not (one `PluginStartRefusal` in JSON); see `PluginConfigCheck`.
+    @Flag(name: .customLong("check-only")) var checkOnly = false
 
     func run() async throws {
+        if checkOnly {
+            let logger = pluginLogger(level: .critical)
+            if let error = PluginServer.checkStart(emitter: kind == .emitter, path: path, config: config, logger: logger),
+               let data = try? JSONEncoder().encode(PluginStartRefusal(error)) {
+                writeLine(String(decoding: data, as: UTF8.self), to: STDOUT_FILENO)
+            }
+            Foundation.exit(0)
+        }
         let logger = pluginLogger(level: .warning)
         let status = switch kind {
         case .source: PluginServer.serveSource(path: path, config: config, logger: logger)

@@ -41,12 +41,15 @@ struct PluginNapOptions: ParsableArguments {
     }
 
     /// Starts each plugin instance in a supervised child process. Unknown ids or plugins of the
-    /// wrong kind are reported and exit 66 before the nap begins.
+    /// wrong kind are reported before the nap begins (exit 66, 64), a configuration a plugin refuses
+    /// exits 78 (see `checkConfigurations`).
     func start(settings: inout AlarmPlaybackSettings) throws -> NapPlugins {
         let plugins = NapPlugins()
         guard source != nil || sleepSound != nil || !emitters.isEmpty else { return plugins }
         guard let executable = PluginSearchPath.currentExecutable() else { throw ExitStatus.internalError }
         let registry = scanPlugins(logger: pluginLogger(level: .error))
+        // A configuration a plugin refuses ends the command now (exit 78), not when its process starts.
+        try checkConfigurations(executable: executable, registry: registry)
         func find(_ text: String, kind: PluginKinds, named: String) throws -> (LoadedPlugin, PluginSpec) {
             let spec = PluginSpec(parsing: text)!
             guard let plugin = registry.plugin(id: spec.id) else {

@@ -5,24 +5,32 @@ import SnoozeFuseTestSupport
 /// Drives a program on a real pseudo-terminal (Python's `pty`, in the standard library): the
 /// program's standard input and error are the terminal, its standard output goes to a file.
 /// Steps: `hold:S` sends a space every 40 ms for S seconds (a held key's autorepeat), `wait:S`
-/// sends nothing.
+/// sends nothing. With `--transcript=PATH` every byte the terminal received is kept in PATH.
 let ptyDriver = #"""
 import os, pty, sys, time, select
-# usage: drive.py EVENTS_FILE SCRIPT -- COMMAND...
+# usage: drive.py EVENTS_FILE SCRIPT [--transcript=PATH] -- COMMAND...
 # SCRIPT: comma-separated steps "hold:SECONDS" (send a space every 40 ms) or "wait:SECONDS".
 events, script = sys.argv[1], sys.argv[2]
 command = sys.argv[sys.argv.index("--") + 1:]
+options = [a.split("=", 1)[1] for a in sys.argv[3:sys.argv.index("--")] if a.startswith("--transcript=")]
+transcript = open(options[0], "wb") if options else None
 pid, fd = pty.fork()
 if pid == 0:
     out = os.open(events, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(out, 1)
     os.execvp(command[0], command)
+def receive():
+    data = os.read(fd, 4096)
+    if transcript:
+        transcript.write(data)
+        transcript.flush()
+    return data
 def drain(seconds):
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         r, _, _ = select.select([fd], [], [], max(0, min(0.04, end - time.monotonic())))
         if r:
-            try: os.read(fd, 4096)
+            try: receive()
             except OSError: return
 time.sleep(0.3)
 for step in script.split(","):
@@ -38,7 +46,7 @@ for step in script.split(","):
 while True:
     r, _, _ = select.select([fd], [], [], 0.2)
     try:
-        if r and not os.read(fd, 4096): break
+        if r and not receive(): break
     except OSError: break
     done, status = os.waitpid(pid, os.WNOHANG)
     if done: break
@@ -48,19 +56,40 @@ _, status = os.waitpid(pid, 0) if not done else (done, status)
 print(os.waitstatus_to_exitcode(status))
 """#
 
+/// A folder for one run of `snoozefuse nap` on a pty (the driver, its events, the terminal's bytes).
+struct PtyRun {
+    let folder: URL
+    var driver: URL { folder.appendingPathComponent("drive.py") }
+    /// snoozefuse's standard output (`--events jsonl`).
+    var events: URL { folder.appendingPathComponent("events.jsonl") }
+    /// Every byte the terminal received.
+    var transcript: URL { folder.appendingPathComponent("terminal.bin") }
+
+    init() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("snoozefuse-pty-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try ptyDriver.write(to: driver, atomically: true, encoding: .utf8)
+    }
+
+    func cleanUp() { try? FileManager.default.removeItem(at: folder) }
+
+    /// Runs `snoozefuse nap --preset quick-test --ring-limit 1 --device null --events jsonl` and
+    /// `arguments` on a pty, following `script`. The driver prints snoozefuse's exit status.
+    func napOnPty(_ script: String, _ arguments: [String] = [], environment: [String: String]? = nil) async throws -> ProcessResult {
+        try await runProcess(URL(fileURLWithPath: "/usr/bin/env"), [
+            "python3", driver.path, events.path, script, "--transcript=\(transcript.path)", "--",
+            snoozefuse.path, "nap", "--preset", "quick-test", "--ring-limit", "1", "--device", "null", "--events", "jsonl",
+        ] + arguments, environment: environment)
+    }
+}
+
 @Suite("snoozefuse nap in hold mode, on a real pty")
 struct HoldModeTests {
     @Test func holdingReleasingAndReHoldingDriveTheSession() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("snoozefuse-hold-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let driver = folder.appendingPathComponent("drive.py")
-        try ptyDriver.write(to: driver, atomically: true, encoding: .utf8)
-        let events = folder.appendingPathComponent("events.jsonl")
-        let result = try await runProcess(URL(fileURLWithPath: "/usr/bin/env"), [
-            "python3", driver.path, events.path, "hold:1.5,wait:1.5,hold:0.5", "--",
-            snoozefuse.path, "nap", "--preset", "quick-test", "--ring-limit", "1", "--device", "null", "--events", "jsonl",
-        ])
+        let pty = try PtyRun()
+        defer { pty.cleanUp() }
+        let result = try await pty.napOnPty("hold:1.5,wait:1.5,hold:0.5")
+        let events = pty.events
         #expect(result.status == 0, "driver: \(result.standardOutput) \(result.standardError)")
         #expect(result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "snoozefuse's exit status")
         let lines = try String(contentsOf: events, encoding: .utf8).split(separator: "\n")
@@ -80,17 +109,11 @@ struct HoldModeTests {
     }
 
     @Test func emittersGetTheHeartbeatWhileHoldingAndOnlyThen() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("snoozefuse-beat-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let driver = folder.appendingPathComponent("drive.py")
-        try ptyDriver.write(to: driver, atomically: true, encoding: .utf8)
-        let beats = folder.appendingPathComponent("beats.txt")
-        let events = folder.appendingPathComponent("events.jsonl")
+        let pty = try PtyRun()
+        defer { pty.cleanUp() }
+        let beats = pty.folder.appendingPathComponent("beats.txt")
         // The built-in `command` emitter appends each pulse's intensity to a file.
-        let result = try await runProcess(URL(fileURLWithPath: "/usr/bin/env"), [
-            "python3", driver.path, events.path, "hold:1.5", "--",
-            snoozefuse.path, "nap", "--preset", "quick-test", "--ring-limit", "1", "--device", "null", "--events", "jsonl",
+        let result = try await pty.napOnPty("hold:1.5", [
             "--bpm", "120", "--emitter", "command:min-interval=0,run=echo $SNOOZEFUSE_INTENSITY >> \(beats.path)",
         ])
         #expect(result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "\(result.standardError)")

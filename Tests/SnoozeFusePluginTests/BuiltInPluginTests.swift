@@ -6,9 +6,7 @@ import Testing
 @Suite("Built-in plugins: tone, noise, command, led")
 struct BuiltInPluginTests {
     func load(_ name: String, in folder: PluginFolder) throws -> LoadedPlugin {
-        let source = repositoryRoot.appendingPathComponent("Plugins/\(name)/\(name).c").path
-        let path = try folder.buildC("libsnoozefuse-\(name).so", source: source)
-        return try PluginLoader.load(path: path, logger: LogRecorder().logger)
+        try PluginLoader.load(path: try folder.buildBuiltIn(name), logger: LogRecorder().logger)
     }
 
     func render(_ source: SoundSource, frames: Int) -> [Float] {
@@ -129,22 +127,43 @@ struct BuiltInPluginTests {
         #expect(throws: PluginError.self) { try PulseEmitter(plugin: plugin, config: "") }
     }
 
-    // rumble needs a force-feedback device; /dev/uinput makes a virtual one. Where the kernel
-    // offers no /dev/uinput (containers), this test is skipped, not passed.
-    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/dev/uinput"), "needs /dev/uinput to make a virtual force-feedback device"))
-    func rumbleNeedsAVirtualDevice() throws {
-        Issue.record("rumble against a /dev/uinput device is not implemented in this suite yet")
-    }
-
-    @Test func rumbleReportsAMissingDevice() throws {
+    @Test func terminalRejectsBadConfigNamingTheKey() throws {
         let folder = try PluginFolder()
         defer { folder.cleanUp() }
-        let plugin = try load("rumble", in: folder)
-        #expect {
-            try PulseEmitter(plugin: plugin, config: "device=\(folder.path)/no-such-event")
-        } throws: { error in
-            let error = try #require(error as? PluginError)
-            return error.description.contains("no-such-event") && error.description.contains("UNAVAILABLE")
+        let plugin = try load("terminal", in: folder)
+        let cases = [
+            ("bell=yes", "bell=yes: expected 0 or 1"),
+            ("symbol=", "symbol: expected 1 to 16 bytes of text without control characters (got 0 bytes)"),
+            ("symbol=\u{1B}[2J", "symbol: expected 1 to 16 bytes of text without control characters (got 4 bytes, with control characters)"),
+            ("symbol=abcdefghijklmnopq", "symbol: expected 1 to 16 bytes of text without control characters (got 17 bytes)"),
+            ("colour=red", "unknown key \"colour\" (terminal accepts tty, bell, symbol)"),
+        ]
+        for (config, message) in cases {
+            #expect(throws: PluginError(path: plugin.info.path, reason: .callFailed(call: "create_pulse_emitter", status: 1, message: message))) {
+                try PulseEmitter(plugin: plugin, config: config)
+            }
+        }
+        #expect(throws: PluginError(path: plugin.info.path, reason: .callFailed(
+            call: "create_pulse_emitter", status: 3, message: "cannot open tty=\(folder.path)/none: No such file or directory"))) {
+            try PulseEmitter(plugin: plugin, config: "tty=\(folder.path)/none")
+        }
+    }
+
+    @Test func noiseAndLEDRefuseBadValuesAndUnknownKeysNamingThem() throws {
+        let folder = try PluginFolder()
+        defer { folder.cleanUp() }
+        let noise = try SoundSource(plugin: try load("noise", in: folder))
+        for (config, message) in [("seed=abc", "seed=abc: expected a whole number from 0 to 18446744073709551615"),
+                                  ("seed=-1", "seed=-1: expected a whole number from 0 to 18446744073709551615")] {
+            #expect(throws: PluginError(path: noise.plugin.info.path, reason: .callFailed(call: "activate", status: 1, message: message))) {
+                try noise.activate(sampleRate: 48_000, channels: 1, maxFrames: 512, config: config)
+            }
+        }
+        try noise.activate(sampleRate: 48_000, channels: 1, maxFrames: 512, config: "seed=42")
+        let led = try load("led", in: folder)
+        #expect(throws: PluginError(path: led.info.path, reason: .callFailed(
+            call: "create_pulse_emitter", status: 1, message: "unknown key \"brightness\" (led accepts led, root)"))) {
+            try PulseEmitter(plugin: led, config: "led=input3::capslock,brightness=1")
         }
     }
 }

@@ -29,6 +29,6 @@ struct ExamplePluginTests {
         let result = try run(snoozefuse, ["plugins", "check", path])
         #expect(result.status == 0, "\(result.output)")
         #expect(result.output.contains("org.example.swift-chime"))
-        #expect(result.output.contains("sound-source + pulse-emitter"))
+        #expect(result.output.contains("sound_source + pulse_emitter"))
     }
 }

@@ -133,11 +133,51 @@ struct PluginIsolationTests {
         }
     }
 
-    @Test func listShowsBuiltInPluginsFromTheBuildFolder() throws {
+    @Test func listShowsBuiltInPluginsWithKindsAndFeaturesByName() throws {
         let result = try run(snoozefuse, ["plugins", "list", "--json"])
         #expect(result.status == 0, "\(result.output)")
-        for id in ["org.snoozefuse.tone", "org.snoozefuse.noise", "org.snoozefuse.terminal", "org.snoozefuse.command"] {
-            #expect(result.output.contains("\"id\":\"\(id)\""), "\(result.output)")
+        let listing = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any], "\(result.output)")
+        #expect(listing["problems"] is [Any])
+        let plugins = try #require(listing["plugins"] as? [[String: Any]])
+        func entry(_ id: String) -> (kinds: [String]?, features: [String]?)? {
+            plugins.first { $0["id"] as? String == id }.map { ($0["kinds"] as? [String], $0["features"] as? [String]) }
         }
+        let expected: [(String, [String], [String])] = [
+            ("org.snoozefuse.tone", ["sound_source"], []),
+            ("org.snoozefuse.noise", ["sound_source"], ["sleep_sound"]),
+            ("org.snoozefuse.terminal", ["pulse_emitter"], []),
+            ("org.snoozefuse.command", ["pulse_emitter"], ["runs_commands"]),
+            ("org.snoozefuse.led", ["pulse_emitter"], ["hardware"]),
+            ("org.snoozefuse.rumble", ["pulse_emitter"], ["hardware"]),
+        ]
+        for (id, kinds, features) in expected {
+            let found = try #require(entry(id), "\(id) in \(result.output)")
+            #expect(found.kinds == kinds, "\(id)")
+            #expect(found.features == features, "\(id)")
+        }
+        #expect(plugins.allSatisfy { $0["unknownFeatureBits"] == nil })
+    }
+
+    @Test func jsonNamesBothKindsAndKnownFeaturesAndGivesUnknownFeatureBitsInHex() throws {
+        let folder = try PluginFolder()
+        defer { folder.cleanUp() }
+        let path = try folder.buildC("both.so", defines: [
+            "PLUGIN_ID=\"org.test.both\"", "EMITTER", "FEATURES=(SNOOZEFUSE_FEATURE_STEREO|SNOOZEFUSE_FEATURE_HARDWARE|(UINT64_C(1)<<40))",
+        ])
+        var environment = ProcessInfo.processInfo.environment
+        environment["SNOOZEFUSE_PLUGIN_PATH"] = folder.path
+        for arguments in [["plugins", "list", "--json"], ["plugins", "info", "org.test.both", "--json"]] {
+            let result = try run(snoozefuse, arguments, environment: environment)
+            #expect(result.status == 0, "\(result.output)")
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
+            let plugin = try #require(((object["plugins"] as? [[String: Any]]) ?? [object]).first { $0["id"] as? String == "org.test.both" })
+            #expect(plugin["kinds"] as? [String] == ["sound_source", "pulse_emitter"], "\(arguments)")
+            #expect(plugin["features"] as? [String] == ["stereo", "hardware"], "\(arguments)")
+            #expect(plugin["unknownFeatureBits"] as? String == "0x10000000000", "\(arguments)")
+            #expect(plugin["path"] as? String == path)
+        }
+        let text = try run(snoozefuse, ["plugins", "info", "org.test.both"], environment: environment)
+        #expect(text.output.contains("kinds:    sound_source, pulse_emitter"), "\(text.output)")
+        #expect(text.output.contains("features: stereo, hardware, unknown(0x10000000000)"), "\(text.output)")
     }
 }

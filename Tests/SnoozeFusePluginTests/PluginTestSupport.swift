@@ -22,9 +22,22 @@ struct PluginFolder {
     /// Compiles C `source` into `name` with `cc -shared -fPIC` and returns its path.
     @discardableResult
     func buildC(_ name: String, source: String = testPluginSource, defines: [String] = []) throws -> String {
+        try compile(name, ["-shared", "-fPIC", "-I", abiInclude] + defines.map { "-D" + $0 } + [source, "-lm", "-lpthread"])
+    }
+
+    /// Compiles the built-in plugin `Plugins/NAME/NAME.c` as `libsnoozefuse-NAME.so`; returns its path.
+    func buildBuiltIn(_ name: String) throws -> String {
+        try buildC("libsnoozefuse-\(name).so", source: repositoryRoot.appendingPathComponent("Plugins/\(name)/\(name).c").path)
+    }
+
+    /// Compiles the C program `source` into `name`, warnings as errors, and returns its path.
+    func buildProgram(_ name: String, source: String) throws -> String {
+        try compile(name, ["-Wall", "-Wextra", "-Werror", source])
+    }
+
+    private func compile(_ name: String, _ arguments: [String]) throws -> String {
         let output = path + "/" + name
-        let result = try run("/usr/bin/env", ["cc", "-std=c11", "-shared", "-fPIC", "-O1", "-I", abiInclude]
-                             + defines.map { "-D" + $0 } + [source, "-o", output, "-lm", "-lpthread"])
+        let result = try run("/usr/bin/env", ["cc", "-std=c11", "-O1"] + arguments + ["-o", output])
         guard result.status == 0 else { throw BuildFailure(output: result.output) }
         return output
     }

@@ -8,7 +8,8 @@
  *   CRASH_AFTER_FRAMES=N   render dereferences NULL once N frames have been rendered
  *   EMITTER                also a pulse emitter
  *   EMIT_BLOCK_MS=N        emit sleeps N ms
- *   EMIT_CRASH             emit dereferences NULL */
+ *   EMIT_CRASH             emit dereferences NULL
+ *   FEATURES=BITS          the descriptor's features (default 0) */
 #define _GNU_SOURCE
 #include "snoozefuse_plugin.h"
 #include <math.h>
@@ -112,11 +113,16 @@ static snoozefuse_status create_emitter(const snoozefuse_host *host, const char 
 #define CREATE_EMITTER NULL
 #endif
 
+#ifndef FEATURES
+#define FEATURES 0
+#endif
+
 static const snoozefuse_plugin_descriptor descriptor = {
     .struct_size = sizeof(snoozefuse_plugin_descriptor),
     .abi_major = ABI_MAJOR,
     .abi_minor = SNOOZEFUSE_PLUGIN_ABI_MINOR,
     .kinds = KINDS,
+    .features = FEATURES,
     .id = PLUGIN_ID,
     .name = "Test plugin",
     .version = "0.0.1",
