@@ -81,14 +81,15 @@ struct PluginConfigCheck {
 }
 
 extension PluginNapOptions {
-    /// Checks the configuration of `--source` and each `--emitter` before the nap begins, all at
+    /// Checks the configuration of `--source`, `--sleep-sound` and each `--emitter` before the nap begins, all at
     /// once, each in a short-lived child. A configuration the plugin refuses as invalid is
     /// reported (the plugin, its message naming the key, and the keys it accepts) and ends the
     /// command with exit 78 (EX_CONFIG). Any other failure is left to the plugin's own process,
     /// which reports it when the nap starts (the alarm never depends on a plugin). Unknown ids
     /// and plugins of the wrong kind are skipped here and reported by `start`.
     func checkConfigurations(executable: String, registry: PluginRegistry) throws {
-        let requested = (source.map { [("--source", $0, false)] } ?? []) + emitters.map { ("--emitter", $0, true) }
+        let requested = (source.map { [("--source", $0, false)] } ?? []) + (sleepSound.map { [("--sleep-sound", $0, false)] } ?? [])
+            + emitters.map { ("--emitter", $0, true) }
         var checks: [PluginConfigCheck] = []
         for (option, text, emitter) in requested {
             guard let spec = PluginSpec(parsing: text), let plugin = registry.plugin(id: spec.id),

@@ -43,6 +43,15 @@ struct PluginConfigCheckTests {
         #expect(result.standardError.contains("unknown key \"colour\" (noise accepts color, volume, seed)"), "\(result.standardError)")
     }
 
+    @Test func aSleepSoundsConfigurationIsCheckedToo() async throws {
+        let result = try await nap(["--sleep-sound", "noise:color=purple"])
+        #expect(result.status == 78, "\(result.standardError)")
+        #expect(result.standardError.contains(
+            "--sleep-sound noise:color=purple: plugin org.snoozefuse.noise refuses this configuration: color=purple: expected white, pink or brown"),
+            "\(result.standardError)")
+        #expect(result.standardOutput.isEmpty)
+    }
+
     @Test func goodConfigurationsNapAsBefore() async throws {
         let result = try await nap(["--source", "noise:color=white,volume=0.2", "--emitter", "terminal:bell=0,tty=/dev/null",
                                     "--emitter", "command:min-interval=0,run=true"])
