@@ -106,6 +106,17 @@ final class PrivatePulse: Sendable {
         daemonPID.withLock { $0 = pid }
     }
 
+    /// Freezes the daemon (SIGSTOP): its socket stays, but it answers nothing, like a hung server.
+    /// Writes to it block once the buffer is full, and opens hang in the handshake.
+    func pauseDaemon() {
+        if let pid = daemonPID.withLock({ $0 }) { kill(pid, SIGSTOP) }
+    }
+
+    /// Lets a paused daemon run again (SIGCONT).
+    func resumeDaemon() {
+        if let pid = daemonPID.withLock({ $0 }) { kill(pid, SIGCONT) }
+    }
+
     func killDaemon() {
         let pid = daemonPID.withLock { pid in
             defer { pid = nil }
