@@ -4,120 +4,139 @@ import Testing
 
 /// A sound server that stops answering (the test's own PulseAudio daemon, frozen with SIGSTOP):
 /// writes to it block and opens hang in the handshake, with no error from alsa-lib, ever.
+///
+/// Each test's script (signals at given moments, waits for events) runs on a thread of its own, and
+/// delays are measured from the events' own `wall` times: suites running in parallel can hold up
+/// Swift's shared pool for seconds, and that must not move the signals or the measurements.
 @Suite("Audio alarm through a PulseAudio daemon that stops answering (SIGSTOP)", .serialized)
 struct AudioAlarmStallTests {
     @Test("a server that stalls mid-alarm hands over to the bell, and the device comes back after SIGCONT")
     func stalledServerHandsOverAndComesBack() async throws {
         let pulse = try PrivatePulse()
         defer { pulse.cleanUp() }
-        try pulse.startDaemon()
-        let nap = try PulseNap(on: pulse, ringLimit: 15)
-        let (events, messages) = (nap.events, nap.messages)
-        try await nap.waitUntilPlayingOnPulse()
+        let seen = try await onOwnThread { () throws -> Seen in
+            var seen = Seen()
+            try pulse.startDaemon()
+            let nap = try PulseNap(on: pulse, ringLimit: 15)
+            seen.startedOn = try nap.waitUntilPlayingOnPulse()
 
-        // Freeze the server: the audio thread's blocking write never returns; no error comes.
-        pulse.pauseDaemon()
-        let pausedAt = ContinuousClock.now
-        let lost = try await events.wait(for: "the hand-over to the bell") {
-            $0["event"] as? String == "output" && $0["output"] as? String == "terminal bell"
+            // Freeze the server: the audio thread's blocking write never returns; no error comes.
+            pulse.pauseDaemon()
+            let pausedAt = Date()
+            let lost = try nap.events.waitBlocking(for: "the hand-over to the bell") {
+                $0["event"] as? String == "output" && $0["output"] as? String == "terminal bell"
+            }
+            seen.lost = lost["message"] as? String ?? ""
+            seen.handOver = wallTime(lost).map { $0.timeIntervalSince(pausedAt) }
+            _ = try nap.messages.waitBlocking(for: "the bell after the stall") { _ in
+                nap.messages.text.components(separatedBy: "was lost").last?.contains("ALARM") == true
+            }
+            // The first reopen (2 s after the loss) hangs in the handshake and gives up after 1 s.
+            let retry = try nap.events.waitBlocking(for: "the failed reopen") {
+                $0["event"] as? String == "output" && ($0["message"] as? String)?.hasPrefix("reopening") == true
+            }
+            seen.retry = retry["message"] as? String ?? ""
+            seen.retryAfterLoss = (retry["t"] as? Double ?? 0) - (lost["t"] as? Double ?? 0)
+
+            // The server answers again: the open that hung completes and the alarm moves back to it.
+            pulse.resumeDaemon()
+            let resumedAt = Date()
+            let restored = try nap.events.waitBlocking(for: "the output change back to pulse") {
+                $0["event"] as? String == "output" && $0["output"] as? String == "ALSA pulse"
+            }
+            seen.restored = restored["message"] as? String ?? ""
+            seen.backAfter = wallTime(restored).map { $0.timeIntervalSince(resumedAt) }
+            let capture = try pulse.startCapture(name: "after.raw")
+            usleep(1_500_000)
+            pulse.stop(capture)
+            seen.rms = try PrivatePulse.rms(ofS16Stereo: pulse.directory.appendingPathComponent("after.raw"))
+            try nap.waitForTheEnd(into: &seen)
+            return seen
         }
-        let handOver = pausedAt.duration(to: .now)
-        let lostMessage = lost["message"] as? String ?? ""
-        #expect(lostMessage.contains("ALSA pulse was lost mid-alarm"), "\(lost)")
-        #expect(lostMessage.contains("stalled: it accepted no frames for 3s"), "\(lost)")
+        #expect(seen.startedOn == "ALSA pulse")
+        #expect(seen.lost.contains("ALSA pulse was lost mid-alarm"), "\(seen.lost)")
+        #expect(seen.lost.contains("stalled: it accepted no frames for 3s"), "\(seen.lost)")
         // The stall limit is 3 s from the last accepted write (at most a period before the pause).
-        #expect(handOver > .seconds(2) && handOver < .seconds(4.5), "handed over \(handOver) after the pause")
-        _ = try await messages.wait(for: "the bell after the stall") { _ in
-            messages.text.components(separatedBy: "was lost").last?.contains("ALARM") == true
-        }
-
-        // The first reconnect (2 s after the loss) hangs in the handshake: it gives up after 1 s
-        // and says so, and is not opened again while that open still hangs.
-        let retry = try await events.wait(for: "the failed reopen") {
-            $0["event"] as? String == "output" && ($0["message"] as? String)?.hasPrefix("reopening") == true
-        }
-        #expect((retry["message"] as? String)?.contains("did not return within 1s") == true, "\(retry)")
-        let lostAt = try #require(lost["t"] as? Double)
-        let retryAt = try #require(retry["t"] as? Double)
-        #expect(retryAt - lostAt >= 2.9, "the reopen gave up \(retryAt - lostAt) s after the loss (2 s + 1 s)")
-
-        // The server answers again: the open that hung completes and the alarm moves back to it.
-        pulse.resumeDaemon()
-        let resumedAt = ContinuousClock.now
-        let restored = try await events.wait(for: "the output change back to pulse") {
-            $0["event"] as? String == "output" && $0["output"] as? String == "ALSA pulse"
-        }
-        let backAfter = resumedAt.duration(to: .now)
-        #expect(backAfter < .seconds(3), "back on pulse \(backAfter) after SIGCONT")
-        #expect((restored["message"] as? String)?.contains("ALSA pulse is back") == true, "\(restored)")
-        let capture = try pulse.startCapture(name: "after.raw")
-        try await Task.sleep(for: .seconds(1.5))
-        pulse.stop(capture)
-
-        try await nap.expectRingLimitEnd(pulse)
-        let after = try PrivatePulse.rms(ofS16Stereo: pulse.directory.appendingPathComponent("after.raw"))
-        #expect(after > 0.05, "capture after the server came back: RMS \(after)")
+        let handOver = try #require(seen.handOver)
+        #expect(handOver > 2 && handOver < 4.5, "handed over \(handOver) s after the pause")
+        #expect(seen.retry.contains("did not return within 1s"), "\(seen.retry)")
+        #expect(seen.retryAfterLoss >= 2.9, "the reopen gave up \(seen.retryAfterLoss) s after the loss (2 s + 1 s)")
+        let backAfter = try #require(seen.backAfter)
+        #expect(backAfter < 3, "back on pulse \(backAfter) s after SIGCONT")
+        #expect(seen.restored.contains("ALSA pulse is back"), "\(seen.restored)")
+        #expect(seen.rms > 0.05, "capture after the server came back: RMS \(seen.rms)")
+        #expect(seen.outcome == "ring_limit")
+        #expect(seen.status == 0, "\(seen.stderr)")
     }
 
     @Test("a device whose open hangs at arming falls through, and the alarm still sounds on time")
     func hungOpenAtArmingFallsThroughOnTime() async throws {
         let pulse = try PrivatePulse()
         defer { pulse.cleanUp() }
-        try pulse.startDaemon()
-        pulse.pauseDaemon()
-        let nap = try PulseNap(on: pulse, ringLimit: 5)
-        let (events, messages) = (nap.events, nap.messages)
-
-        let started = try await events.wait(for: "the alarm") { $0["event"] as? String == "alarm" }
-        let output = started["output"] as? String ?? ""
-        #expect(output != "ALSA pulse", "\(started)")
+        let seen = try await onOwnThread { () throws -> Seen in
+            var seen = Seen()
+            try pulse.startDaemon()
+            pulse.pauseDaemon()
+            let nap = try PulseNap(on: pulse, ringLimit: 5)
+            let started = try nap.events.waitBlocking(for: "the alarm") { $0["event"] as? String == "alarm" }
+            seen.startedOn = started["output"] as? String ?? ""
+            seen.lateness = started["lateness_ms"] as? Double
+            let fallback = try nap.events.waitBlocking(for: "the record of the hung open") {
+                $0["event"] as? String == "output" && ($0["message"] as? String)?.hasPrefix("ALSA pulse failed") == true
+            }
+            seen.lost = fallback["message"] as? String ?? ""
+            if seen.startedOn == "terminal bell" {
+                _ = try nap.messages.waitBlocking(for: "the bell") { _ in nap.messages.text.contains("ALARM") }
+            }
+            // When the server answers, the open that hung completes and the alarm moves to it.
+            pulse.resumeDaemon()
+            let restored = try nap.events.waitBlocking(for: "the alarm moving to pulse") {
+                $0["event"] as? String == "output" && $0["output"] as? String == "ALSA pulse"
+            }
+            seen.restored = restored["message"] as? String ?? ""
+            try nap.waitForTheEnd(into: &seen)
+            return seen
+        }
+        #expect(!seen.startedOn.isEmpty && seen.startedOn != "ALSA pulse", "\(seen.startedOn)")
         // Armed 2 s ahead: the hung open gives up after 1 s and the chain goes on in time.
-        let lateness = try #require(started["lateness_ms"] as? Double)
-        #expect(lateness < 500, "the alarm was \(lateness) ms late; stderr: \(messages.text)")
-        let fallbacks = try await events.wait(for: "the record of the hung open") {
-            $0["event"] as? String == "output" && ($0["message"] as? String)?.hasPrefix("ALSA pulse failed") == true
-        }
-        #expect((fallbacks["message"] as? String)?.contains("ALSA open on PCM 'pulse' did not return within 1s") == true,
-                "\(fallbacks)")
-        if output == "terminal bell" {
-            _ = try await messages.wait(for: "the bell") { _ in messages.text.contains("ALARM") }
-        }
-
-        // When the server answers, the open that hung completes and the alarm moves to it.
-        pulse.resumeDaemon()
-        let restored = try await events.wait(for: "the alarm moving to pulse") {
-            $0["event"] as? String == "output" && $0["output"] as? String == "ALSA pulse"
-        }
-        #expect((restored["message"] as? String)?.contains("ALSA pulse is back") == true, "\(restored)")
-        try await nap.expectRingLimitEnd(pulse)
+        let lateness = try #require(seen.lateness)
+        #expect(lateness < 500, "the alarm was \(lateness) ms late; stderr: \(seen.stderr)")
+        #expect(seen.lost.contains("ALSA open on PCM 'pulse' did not return within 1s"), "\(seen.lost)")
+        #expect(seen.restored.contains("ALSA pulse is back"), "\(seen.restored)")
+        #expect(seen.outcome == "ring_limit")
+        #expect(seen.status == 0, "\(seen.stderr)")
     }
 
     @Test("dismissing while the server is stopped and the write is blocked returns at once, and the process exits")
     func dismissWhileStalledDoesNotHang() async throws {
         let pulse = try PrivatePulse()
         defer { pulse.cleanUp() }
-        try pulse.startDaemon()
-        let driver = pulse.directory.appendingPathComponent("dismiss.py")
-        try Self.dismissDriver.write(to: driver, atomically: true, encoding: .utf8)
-        let nap = try PulseNap(on: pulse, ringLimit: 30, through: [executableInPath("python3").path, driver.path])
-        let (session, events) = (nap.process, nap.events)
-        try await nap.waitUntilPlayingOnPulse()
-        // Frozen for 1 s: the 0.4 s buffer is full, so the audio thread is blocked in its write;
-        // the stall limit (3 s) has not run out, so nothing has handed over yet.
-        pulse.pauseDaemon()
-        try await Task.sleep(for: .seconds(1))
-        kill(session.processIdentifier, SIGUSR1) // the driver types `d` on the terminal: dismiss
-        let dismissedAt = ContinuousClock.now
-        let exited = await PulseNap.exits(session, within: .seconds(20))
-        let exitedAfter = dismissedAt.duration(to: .now)
-        #expect(exited, "still running \(exitedAfter) after the dismissal")
-        #expect(exitedAfter < .seconds(3), "exited \(exitedAfter) after the dismissal")
-        pulse.stop(session) // when it hangs, the test fails instead of hanging too
-        #expect(session.terminationStatus == 0, "exit status \(session.terminationStatus); events: \(events.text)")
-        let end = try await events.wait(for: "the end of the session") { $0["event"] as? String == "end" }
-        #expect(end["outcome"] as? String == "dismissed")
+        let seen = try await onOwnThread { () throws -> Seen in
+            var seen = Seen()
+            try pulse.startDaemon()
+            let driver = pulse.directory.appendingPathComponent("dismiss.py")
+            try Self.dismissDriver.write(to: driver, atomically: true, encoding: .utf8)
+            let nap = try PulseNap(on: pulse, ringLimit: 30, through: [executableInPath("python3").path, driver.path])
+            seen.startedOn = try nap.waitUntilPlayingOnPulse()
+            // Frozen for 1 s: the 0.4 s buffer is full, so the audio thread is blocked in its write;
+            // the stall limit (3 s) has not run out, so nothing has handed over yet.
+            pulse.pauseDaemon()
+            usleep(1_000_000)
+            let dismissedAt = Date()
+            kill(nap.process.processIdentifier, SIGUSR1) // the driver types `d` on the terminal: dismiss
+            let end = try nap.events.waitBlocking(for: "the end of the session") { $0["event"] as? String == "end" }
+            seen.endedAfter = wallTime(end).map { $0.timeIntervalSince(dismissedAt) }
+            try nap.waitForTheEnd(into: &seen)
+            seen.lost = nap.events.text
+            return seen
+        }
+        #expect(seen.startedOn == "ALSA pulse")
+        let endedAfter = try #require(seen.endedAfter)
+        #expect(endedAfter < 3, "the session ended \(endedAfter) s after the dismissal")
+        #expect(seen.outcome == "dismissed")
+        #expect(seen.status == 0, "exit status \(seen.status)")
         // The dismissal came during the stall, before the watchdog: no output change at all.
-        #expect(!events.text.contains("\"event\":\"output\""), "\(events.text)")
+        #expect(!seen.lost.contains("\"event\":\"output\""), "\(seen.lost)")
     }
 
     /// Runs a program on a pseudo-terminal with its standard output passed through (for the
@@ -148,48 +167,4 @@ struct AudioAlarmStallTests {
             status = waited
     sys.exit(os.waitstatus_to_exitcode(status))
     """#
-}
-
-/// `snoozefuse nap` with its alarm on the private daemon's `pulse` device (run directly, or through
-/// a driver program given its command line), its events and messages collected.
-struct PulseNap {
-    let process: Process
-    let events: LineCollector
-    let messages: LineCollector
-
-    init(on pulse: PrivatePulse, ringLimit: Int, through driver: [String] = []) throws {
-        let nap = [BuiltProducts.executable("snoozefuse").path, "nap", "--preset", "quick-test", "--no-hold",
-                   "--device", "pulse", "--fade-in", "1", "--volume", "80", "--ring-limit", "\(ringLimit)",
-                   "--events", "jsonl", "--quiet"]
-        let command = driver + nap
-        process = try pulse.launch(URL(fileURLWithPath: command[0]), Array(command.dropFirst()))
-        events = LineCollector(process.standardOutput)
-        messages = LineCollector(process.standardError)
-    }
-
-    /// Waits until the alarm plays on `ALSA pulse`, then past the null sink's start-up (it holds a
-    /// new stream's writes for up to 1.7 s), so the stream is in its steady state.
-    func waitUntilPlayingOnPulse() async throws {
-        let started = try await events.wait(for: "the alarm on pulse") { $0["event"] as? String == "alarm" }
-        #expect(started["output"] as? String == "ALSA pulse", "\(started); stderr: \(messages.text)")
-        try await Task.sleep(for: .seconds(2.5))
-    }
-
-    /// Waits for the session to end at its ring limit and the process to exit with status 0.
-    func expectRingLimitEnd(_ pulse: PrivatePulse) async throws {
-        let end = try await events.wait(for: "the end of the session") { $0["event"] as? String == "end" }
-        #expect(end["outcome"] as? String == "ring_limit")
-        #expect(await Self.exits(process, within: .seconds(10)), "still running after the end of the session")
-        pulse.stop(process)
-        #expect(process.terminationStatus == 0, "stderr: \(messages.text)")
-    }
-
-    /// Waits (polling) until `process` has exited, at most `limit`; `false` if it is still running.
-    static func exits(_ process: Process, within limit: Duration) async -> Bool {
-        let start = ContinuousClock.now
-        while process.isRunning, start.duration(to: .now) < limit {
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        return !process.isRunning
-    }
 }
