@@ -52,7 +52,14 @@ public final class AlarmPlayback: Sendable {
         self.gate = gate
     }
 
-    /// Stops at once (cancelling a pending start) and waits until the device is closed.
+    /// Asks the audio thread to stop (cancelling a pending start) and returns at once.
+    public func requestStop() {
+        gate?.cancel()
+        thread.requestStop()
+    }
+
+    /// Stops at once (cancelling a pending start) and waits until the device is closed (see
+    /// `PCMPlaybackThread.stop()` about devices that stall).
     @discardableResult
     public func stop() async -> PCMPlaybackThread.Outcome {
         gate?.cancel()

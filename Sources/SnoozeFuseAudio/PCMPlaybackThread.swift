@@ -73,6 +73,9 @@ public final class PCMPlaybackThread: Sendable {
     public let format: PCMStreamFormat
 
     private let stopRequested = Atomic<Bool>(false)
+    /// When the last write returned, in nanoseconds after `epoch`; -1 before the first one.
+    private let lastWriteNanoseconds = Atomic<Int64>(-1)
+    private let epoch = ContinuousClock.now
     private let state: Mutex<State>
     private let onEvent: @Sendable (Event) -> Void
 
@@ -153,7 +156,20 @@ public final class PCMPlaybackThread: Sendable {
         }
     }
 
+    /// When the device last accepted frames (the last write returned), or `nil` before the first
+    /// write. A blocking write returns at least once a period while the device plays, so a value that
+    /// stops moving while the thread runs means the device (or the sound server behind it) stalled.
+    public var lastWrite: ContinuousClock.Instant? {
+        let nanoseconds = lastWriteNanoseconds.load(ordering: .relaxed)
+        return nanoseconds < 0 ? nil : epoch.advanced(by: .nanoseconds(nanoseconds))
+    }
+
     /// Stops (see `requestStop()`) and waits until the thread has dropped and closed the PCM.
+    ///
+    /// A device that stalls inside alsa-lib (a blocked write, or a `drop` or `close` that waits for a
+    /// sound server that does not answer) keeps this waiting until it answers; callers that must not
+    /// wait that long bound the wait and leave the thread behind (`requestStop()` is enough to end
+    /// it when the device comes back).
     public func stop() async -> Outcome {
         requestStop()
         return await outcome()
@@ -216,6 +232,8 @@ public final class PCMPlaybackThread: Sendable {
                     break
                 }
                 try output.write(UnsafeBufferPointer(rebasing: buffer[0 ..< frames * channels]))
+                let (seconds, attoseconds) = epoch.duration(to: .now).components
+                lastWriteNanoseconds.store(seconds * 1_000_000_000 + attoseconds / 1_000_000_000, ordering: .relaxed)
                 if !firstWriteDone {
                     firstWriteDone = true
                     onEvent(.firstWrite(at: .now, frames: frames))

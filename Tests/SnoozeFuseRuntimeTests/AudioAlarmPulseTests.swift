@@ -12,54 +12,51 @@ struct AudioAlarmPulseTests {
     @Test func deviceLostFallsBackToTheBellAndReconnects() async throws {
         let pulse = try PrivatePulse()
         defer { pulse.cleanUp() }
-        try pulse.startDaemon()
-        let firstCapture = try pulse.startCapture(name: "before.raw")
+        // The script runs on a thread of its own (see AudioAlarmStallTests).
+        let seen = try await onOwnThread { () throws -> Seen in
+            var seen = Seen()
+            try pulse.startDaemon()
+            let firstCapture = try pulse.startCapture(name: "before.raw")
+            let nap = try PulseNap(on: pulse, ringLimit: 16)
+            let started = try nap.events.waitBlocking(for: "the alarm on pulse") { $0["event"] as? String == "alarm" }
+            seen.startedOn = started["output"] as? String ?? ""
+            usleep(1_500_000)
 
-        let alarm = try pulse.launch(BuiltProducts.executable("snoozefuse"), [
-            "nap", "--preset", "quick-test", "--no-hold", "--device", "pulse", "--fade-in", "1",
-            "--volume", "80", "--ring-limit", "16", "--events", "jsonl", "--quiet",
-        ])
-        let events = LineCollector(alarm.standardOutput)
-        let messages = LineCollector(alarm.standardError)
+            // Kill the daemon mid-alarm: the alarm moves to the bell at once.
+            pulse.killDaemon()
+            let lost = try nap.events.waitBlocking(for: "the output change to the bell") {
+                $0["event"] as? String == "output" && $0["output"] as? String == "terminal bell"
+            }
+            seen.lost = lost["message"] as? String ?? ""
+            _ = try nap.messages.waitBlocking(for: "the bell after the loss") { _ in
+                nap.messages.text.components(separatedBy: "was lost").last?.contains("ALARM") == true
+            }
+            pulse.stop(firstCapture)
 
-        let started = try await events.wait(for: "the alarm on pulse") { $0["event"] as? String == "alarm" }
-        #expect(started["output"] as? String == "ALSA pulse", "\(started); stderr: \(messages.text)")
-        try await Task.sleep(for: .seconds(1.5))
-
-        // Kill the daemon mid-alarm: the alarm moves to the bell at once.
-        pulse.killDaemon()
-        let lost = try await events.wait(for: "the output change to the bell") {
-            $0["event"] as? String == "output" && $0["output"] as? String == "terminal bell"
+            // Restart the daemon: the alarm comes back on its backoff schedule (first attempt after 2 s).
+            try pulse.startDaemon()
+            let secondCapture = try pulse.startCapture(name: "after.raw")
+            let restored = try nap.events.waitBlocking(for: "the output change back to pulse") {
+                $0["event"] as? String == "output" && $0["output"] as? String == "ALSA pulse"
+            }
+            seen.backAfter = (restored["t"] as? Double ?? 0) - (lost["t"] as? Double ?? 0)
+            usleep(1_500_000)
+            pulse.stop(secondCapture)
+            try nap.waitForTheEnd(into: &seen)
+            // Both captures hold the alarm (the built-in tone at 80 %), not silence.
+            seen.rmsBefore = try PrivatePulse.rms(ofS16Stereo: pulse.directory.appendingPathComponent("before.raw"))
+            seen.rms = try PrivatePulse.rms(ofS16Stereo: pulse.directory.appendingPathComponent("after.raw"))
+            return seen
         }
-        #expect((lost["message"] as? String)?.contains("ALSA pulse was lost") == true, "\(lost)")
-        #expect((lost["message"] as? String)?.contains("EIO") == true, "\(lost)")
-        _ = try await messages.wait(for: "the bell after the loss") { _ in
-            messages.text.components(separatedBy: "was lost").last?.contains("ALARM") == true
-        }
-        pulse.stop(firstCapture)
-
-        // Restart the daemon: the alarm comes back on its backoff schedule (first attempt after 2 s).
-        try pulse.startDaemon()
-        let secondCapture = try pulse.startCapture(name: "after.raw")
-        let restored = try await events.wait(for: "the output change back to pulse") {
-            $0["event"] as? String == "output" && $0["output"] as? String == "ALSA pulse"
-        }
-        let lostAt = try #require(lost["t"] as? Double)
-        let restoredAt = try #require(restored["t"] as? Double)
-        #expect(restoredAt - lostAt >= 1.99, "reconnected \(restoredAt - lostAt) s after the loss")
-        try await Task.sleep(for: .seconds(1.5))
-        pulse.stop(secondCapture)
-
-        let end = try await events.wait(for: "the end of the session") { $0["event"] as? String == "end" }
-        #expect(end["outcome"] as? String == "ring_limit")
-        PrivatePulse.waitForExit(alarm)
-        #expect(alarm.terminationStatus == 0, "stderr: \(messages.text)")
-
-        // Both captures hold the alarm (the built-in tone at 80 %), not silence.
-        let before = try PrivatePulse.rms(ofS16Stereo: pulse.directory.appendingPathComponent("before.raw"))
-        let after = try PrivatePulse.rms(ofS16Stereo: pulse.directory.appendingPathComponent("after.raw"))
-        #expect(before > 0.05, "capture before the loss: RMS \(before)")
-        #expect(after > 0.05, "capture after reconnecting: RMS \(after)")
+        #expect(seen.startedOn == "ALSA pulse", "stderr: \(seen.stderr)")
+        #expect(seen.lost.contains("ALSA pulse was lost"), "\(seen.lost)")
+        #expect(seen.lost.contains("EIO"), "\(seen.lost)")
+        let backAfter = try #require(seen.backAfter)
+        #expect(backAfter >= 1.99, "reconnected \(backAfter) s after the loss")
+        #expect(seen.outcome == "ring_limit")
+        #expect(seen.status == 0, "stderr: \(seen.stderr)")
+        #expect(seen.rmsBefore > 0.05, "capture before the loss: RMS \(seen.rmsBefore)")
+        #expect(seen.rms > 0.05, "capture after reconnecting: RMS \(seen.rms)")
     }
 }
 
@@ -158,6 +155,17 @@ final class PrivatePulse: Sendable {
             throw Failure(description: "pulseaudio did not start (exit \(daemon.terminationStatus))")
         }
         daemonPID.withLock { $0 = pid }
+    }
+
+    /// Freezes the daemon (SIGSTOP): its socket stays, but it answers nothing, like a hung server.
+    /// Writes to it block once the buffer is full, and opens hang in the handshake.
+    func pauseDaemon() {
+        if let pid = daemonPID.withLock({ $0 }) { kill(pid, SIGSTOP) }
+    }
+
+    /// Lets a paused daemon run again (SIGCONT).
+    func resumeDaemon() {
+        if let pid = daemonPID.withLock({ $0 }) { kill(pid, SIGCONT) }
     }
 
     func killDaemon() {
@@ -285,16 +293,93 @@ final class LineCollector: Sendable {
     var text: String { store.lines.withLock { $0.joined(separator: "\n") } }
 
     /// Waits (polling every 50 ms, giving up after a minute so a broken build fails instead of
-    /// hanging) for a JSON line that satisfies `condition`.
-    func wait(for what: String, _ condition: ([String: Any]) -> Bool) async throws -> [String: Any] {
+    /// hanging) for a JSON line that satisfies `condition`. Blocks the calling thread: for test
+    /// scripts on a thread of their own (`onOwnThread`).
+    func waitBlocking(for what: String, _ condition: ([String: Any]) -> Bool) throws -> [String: Any] {
         for _ in 0 ..< 1_200 {
-            let objects = store.lines.withLock { $0 }.compactMap { line in
-                (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
-            }
-            if let match = objects.first(where: condition) { return match }
-            if objects.isEmpty, condition([:]) { return [:] }
-            try await Task.sleep(for: .milliseconds(50))
+            if let match = firstMatch(condition) { return match }
+            usleep(50_000)
         }
         throw PrivatePulse.Failure(description: "gave up waiting for \(what); lines so far:\n\(text)")
     }
+
+    /// The first JSON line so far that satisfies `condition`; when no line is JSON, `[:]` if the
+    /// condition (one on `text`) holds for it.
+    private func firstMatch(_ condition: ([String: Any]) -> Bool) -> [String: Any]? {
+        let objects = store.lines.withLock { $0 }.compactMap { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+        }
+        if let match = objects.first(where: condition) { return match }
+        if objects.isEmpty, condition([:]) { return [:] }
+        return nil
+    }
+}
+
+/// What a test script saw, handed from its thread to the test's assertions.
+struct Seen: Sendable {
+    var startedOn = ""
+    var lateness: Double?
+    var lost = ""
+    var handOver: Double?
+    var retry = ""
+    var retryAfterLoss = 0.0
+    var restored = ""
+    var backAfter: Double?
+    var endedAfter: Double?
+    var rmsBefore = 0.0
+    var rms = 0.0
+    var outcome = ""
+    var status: Int32 = -1
+    var stderr = ""
+}
+
+/// `snoozefuse nap` with its alarm on the private daemon's `pulse` device (run directly, or through
+/// a driver program given its command line), its events and messages collected. Its waits block:
+/// use it from a script on its own thread (`onOwnThread`).
+struct PulseNap {
+    let process: Process
+    let events: LineCollector
+    let messages: LineCollector
+
+    init(on pulse: PrivatePulse, ringLimit: Int, through driver: [String] = []) throws {
+        let nap = [BuiltProducts.executable("snoozefuse").path, "nap", "--preset", "quick-test", "--no-hold",
+                   "--device", "pulse", "--fade-in", "1", "--volume", "80", "--ring-limit", "\(ringLimit)",
+                   "--events", "jsonl", "--quiet"]
+        let command = driver + nap
+        process = try pulse.launch(URL(fileURLWithPath: command[0]), Array(command.dropFirst()))
+        events = LineCollector(process.standardOutput)
+        messages = LineCollector(process.standardError)
+    }
+
+    /// Waits until the alarm starts, then past the null sink's start-up (it holds a new stream's
+    /// writes for up to 1.7 s), so a stream on pulse is in its steady state. Returns the output.
+    func waitUntilPlayingOnPulse() throws -> String {
+        let started = try events.waitBlocking(for: "the alarm") { $0["event"] as? String == "alarm" }
+        usleep(2_500_000)
+        return started["output"] as? String ?? ""
+    }
+
+    /// Waits for the session's end record and the process's exit (at most 20 s, then it is
+    /// stopped, so a hang fails the test instead of hanging it).
+    func waitForTheEnd(into seen: inout Seen) throws {
+        let end = try events.waitBlocking(for: "the end of the session") { $0["event"] as? String == "end" }
+        seen.outcome = end["outcome"] as? String ?? ""
+        for _ in 0 ..< 1_000 where process.isRunning { usleep(20_000) }
+        seen.status = process.isRunning ? -1 : process.terminationStatus
+        seen.stderr = messages.text
+    }
+}
+
+/// Runs `body` on a thread of its own (not Swift's shared pool) and returns what it returns.
+func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}
+
+/// An event's `wall` time.
+func wallTime(_ event: [String: Any]) -> Date? {
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+    return (event["wall"] as? String).flatMap { formatter.date(from: $0) }
 }

@@ -27,7 +27,9 @@ struct AudioAlarmTests {
             // No sound card and no server: the bell sounds, after both failures.
             #expect(report.output == "terminal bell")
             #expect(report.fallbacks.count == 2)
-            #expect(report.fallbacks.last?.contains("ALSA default failed") == true)
+            // `default` failed, or (on a starved test process, where the watchdog can run before the
+            // open's result is handled) the bell took over while it was still opening.
+            #expect(report.fallbacks.last?.contains("ALSA default") == true, "\(report.fallbacks)")
             try pipe.fileHandleForWriting.close()
             let written = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             #expect(written.contains("\u{07}ALARM (nap over) (test)"))

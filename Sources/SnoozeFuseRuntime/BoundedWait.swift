@@ -1,0 +1,38 @@
+import Synchronization
+
+/// Waits for `task`'s value, but at most `limit`: returns `nil` when the time ran out first. The
+/// task is not cancelled; it goes on, and its value can still be awaited later.
+///
+/// For calls into alsa-lib that can hang on a device or sound server that does not answer (an
+/// open, or the `drop` and `close` of a stalled PCM): the caller moves on and leaves them behind.
+func value<T: Sendable>(of task: Task<T, Never>, waitingAtMost limit: Duration) async -> T? {
+    let race = FirstValue<T?>()
+    return await withCheckedContinuation { continuation in
+        race.install(continuation)
+        let timer = Task {
+            guard (try? await Task.sleep(for: limit)) != nil else { return }
+            race.resolve(with: nil)
+        }
+        Task {
+            race.resolve(with: await task.value)
+            timer.cancel()
+        }
+    }
+}
+
+/// Resumes one continuation with whichever value arrives first; later values are dropped.
+private final class FirstValue<T: Sendable>: Sendable {
+    private let continuation = Mutex<CheckedContinuation<T, Never>?>(nil)
+
+    func install(_ waiter: CheckedContinuation<T, Never>) {
+        continuation.withLock { $0 = waiter }
+    }
+
+    func resolve(with value: T) {
+        let waiter = continuation.withLock { waiter in
+            defer { waiter = nil }
+            return waiter
+        }
+        waiter?.resume(returning: value)
+    }
+}
