@@ -68,28 +68,29 @@ struct SleepSoundPulseTests {
     @Test func noisePlaysWhileReleasingAndNappingAndEndsBeforeTheAlarm() async throws {
         let pulse = try PrivatePulse()
         defer { pulse.cleanUp() }
-        try pulse.startDaemon()
-        let capture = try pulse.startCapture(name: "session.raw")
-        // Let pacat connect before the nap starts, so the capture holds the whole session.
-        try await Task.sleep(for: .milliseconds(500))
-
-        let nap = try pulse.launch(BuiltProducts.executable("snoozefuse"), [
-            "nap", "--preset", "quick-test", "--no-hold", "--device", "pulse", "--fade-in", "0",
-            "--volume", "80", "--ring-limit", "2", "--sleep-sound", "noise:color=white,volume=1",
-            "--sleep-volume", "50", "--events", "jsonl", "--quiet",
-        ])
-        let events = LineCollector(nap.standardOutput)
-        let messages = LineCollector(nap.standardError)
-        let end = try await events.wait(for: "the end of the session") { $0["event"] as? String == "end" }
-        #expect(end["outcome"] as? String == "ring_limit")
-        PrivatePulse.waitForExit(nap)
-        #expect(nap.terminationStatus == 0, "stderr: \(messages.text)")
-        let alarm = try await events.wait(for: "the alarm") { $0["event"] as? String == "alarm" }
-        #expect(alarm["output"] as? String == "ALSA pulse", "\(alarm); stderr: \(messages.text)")
-        #expect(!events.text.contains("\"warning\""), "no sleep-sound problem: \(events.text)")
-        try await Task.sleep(for: .milliseconds(300))
-        pulse.stop(capture)
-        _ = end
+        // The script runs on a thread of its own (see AudioAlarmStallTests).
+        let (status, events, messages) = try await onOwnThread { () throws -> (Int32, String, String) in
+            try pulse.startDaemon()
+            let capture = try pulse.startCapture(name: "session.raw")
+            // Let pacat connect before the nap starts, so the capture holds the whole session.
+            usleep(500_000)
+            let nap = try pulse.launch(BuiltProducts.executable("snoozefuse"), [
+                "nap", "--preset", "quick-test", "--no-hold", "--device", "pulse", "--fade-in", "0",
+                "--volume", "80", "--ring-limit", "2", "--sleep-sound", "noise:color=white,volume=1",
+                "--sleep-volume", "50", "--events", "jsonl", "--quiet",
+            ])
+            let events = LineCollector(nap.standardOutput)
+            let messages = LineCollector(nap.standardError)
+            _ = try events.waitBlocking(for: "the end of the session") { $0["event"] as? String == "end" }
+            PrivatePulse.waitForExit(nap)
+            usleep(300_000)
+            pulse.stop(capture)
+            return (nap.terminationStatus, events.text, messages.text)
+        }
+        #expect(status == 0, "stderr: \(messages)")
+        #expect(events.contains(#""outcome":"ring_limit""#), "\(events)")
+        #expect(events.contains(#""output":"ALSA pulse""#), "the alarm on pulse: \(events); stderr: \(messages)")
+        #expect(!events.contains(#""warning""#), "no sleep-sound problem: \(events)")
 
         // 10 ms RMS windows of the capture. The null sink's monitor does not keep time while no
         // stream plays (the silence between the sleep sound and the alarm comes out shorter than
