@@ -28,8 +28,17 @@ final class ConsoleObserver: SessionObserver {
     private let countdownShown = Mutex(false)
     /// The phase of the last `phase` record (hold mode reads keys differently per phase).
     private let phase = Mutex(Phase.ready)
+    /// When the session started (its first record, `t` = 0), once it has.
+    private let origin = Mutex<ContinuousClock.Instant?>(nil)
 
     var currentPhase: Phase { phase.withLock { $0 } }
+
+    /// The instant records' `t` counts from: the session's start (the first hold, or the start
+    /// with --no-hold), or now while it has not started, so records made outside the driver
+    /// (output changes, plugin notices) share the driver's time line.
+    var sessionOrigin: ContinuousClock.Instant {
+        origin.withLock { $0 } ?? .now
+    }
 
     init(jsonLines: Bool, quiet: Bool, terminal: TerminalStyle, timers: SessionTimers, presetName: String) {
         self.jsonLines = jsonLines
@@ -63,7 +72,10 @@ final class ConsoleObserver: SessionObserver {
     }
 
     func record(_ record: SessionRecord) async {
-        if record.event == .phase, let next = record.phase { phase.withLock { $0 = next } }
+        if record.event == .phase, let next = record.phase {
+            phase.withLock { $0 = next }
+            origin.withLock { $0 = $0 ?? ContinuousClock.now.advanced(by: .seconds(-record.t)) }
+        }
         if jsonLines { writeLine(record.jsonLine(), to: STDOUT_FILENO) }
         switch record.event {
         case .warning:

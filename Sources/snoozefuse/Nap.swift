@@ -105,15 +105,14 @@ struct Nap: AsyncParsableCommand {
         }
         // Everything the nap starts runs on one parked thread of its own (see SerialThreadExecutor).
         let executor = SerialThreadExecutor(name: "snoozefuse-nap")
-        let origin = ContinuousClock.now
         let changes = Task(executorPreference: executor) {
             for await change in alarm.outputChanges {
-                await observer.record(outputRecord(change, origin: origin))
+                await observer.record(outputRecord(change, origin: observer.sessionOrigin))
             }
         }
         let pluginNotes = Task(executorPreference: executor) {
             for await note in napPlugins.notices {
-                await observer.record(record(.warning, origin: origin, output: nil, message: note))
+                await observer.record(record(.warning, origin: observer.sessionOrigin, output: nil, message: note))
             }
         }
         let alarmWithPulses = napPlugins.alarmOutput(wrapping: systemVolume)

@@ -108,6 +108,20 @@ struct HoldModeTests {
         #expect(records.last?.outcome == "ring_limit")
     }
 
+    @Test func recordsMadeOutsideTheDriverCountFromTheFirstHoldToo() async throws {
+        let pty = try PtyRun()
+        defer { pty.cleanUp() }
+        // 1.5 s in `ready` before the first hold; a sleep sound that cannot open is a warning at
+        // the start of the release, stamped on the session's time line, not the program's.
+        let result = try await pty.napOnPty("wait:1.5,hold:1", ["--sleep-sound", "noise", "--sleep-device", "nonexistent"])
+        #expect(result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "\(result.standardError)")
+        let lines = try String(contentsOf: pty.events, encoding: .utf8).split(separator: "\n")
+        let records = try lines.map { try JSONDecoder().decode(EventLine.self, from: Data($0.utf8)) }
+        let released = try #require(records.first { $0.phase == "releasing" })
+        let warning = try #require(records.first { $0.event == "warning" }, "\(lines)")
+        #expect(abs(warning.t - released.t) < 0.5, "warning at t=\(warning.t), release at t=\(released.t)")
+    }
+
     @Test func emittersGetTheHeartbeatWhileHoldingAndOnlyThen() async throws {
         let pty = try PtyRun()
         defer { pty.cleanUp() }
