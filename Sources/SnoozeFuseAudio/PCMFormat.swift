@@ -25,6 +25,26 @@ public enum PCMSampleFormat: String, Sendable, Hashable, CaseIterable, CustomStr
     public var description: String { rawValue }
 }
 
+/// A sample type the audio thread can write to a `PCMOutput` (see `PCMRenderSource.Sample`).
+public protocol PCMSample: AdditiveArithmetic {
+    /// Writes interleaved samples to `output` (blocking until queued).
+    static func write(_ samples: UnsafeBufferPointer<Self>, to output: PCMOutput) throws(ALSAError)
+}
+
+extension Float: PCMSample {
+    /// Writes as the device's format: as is to `FLOAT_LE`, converted to `S16_LE`.
+    public static func write(_ samples: UnsafeBufferPointer<Float>, to output: PCMOutput) throws(ALSAError) {
+        try output.write(samples)
+    }
+}
+
+extension Int16: PCMSample {
+    /// Writes as is; the device must have taken `S16_LE`.
+    public static func write(_ samples: UnsafeBufferPointer<Int16>, to output: PCMOutput) throws(ALSAError) {
+        try output.write(samples)
+    }
+}
+
 /// What `PCMOutput` asks the device for. The device may give something else: see `PCMStreamFormat`.
 ///
 /// Buffer sizing: an alarm needs no low latency, and the buffer time is what drives wake-ups

@@ -53,12 +53,7 @@ struct AlarmPlayerTests {
         let fullScaleRMS = 1 / 2.0.squareRoot()
         for start in stride(from: 0, to: left.count - window + 1, by: window) {
             let measured = AlarmPlayerTestSupport.rms(left[start ..< start + window])
-            var meanSquareGain = 0.0
-            for frame in start ..< start + window {
-                let g = gain.gain(atSeconds: Double(frame) / Double(rate))
-                meanSquareGain += g * g
-            }
-            let expected = fullScaleRMS * (meanSquareGain / Double(window)).squareRoot()
+            let expected = fullScaleRMS * AlarmPlayerTestSupport.rmsGain(gain, frames: start ..< start + window, rate: rate)
             #expect(abs(measured - expected) <= 0.01 + 0.02 * expected,
                     "window at \(Double(start) / Double(rate)) s: RMS \(measured), curve says \(expected)")
         }
@@ -231,6 +226,16 @@ enum AlarmPlayerTestSupport {
             offset = body + size + (size & 1)
         }
         throw Failure(description: "no data chunk")
+    }
+
+    /// The RMS of g(t) over `frames` at `rate`: what a full-scale signal's RMS is scaled by there.
+    static func rmsGain(_ gain: AlarmGain, frames: Range<Int>, rate: Int) -> Double {
+        guard !frames.isEmpty else { return 0 }
+        let meanSquare = frames.reduce(0.0) { sum, frame in
+            let g = gain.gain(atSeconds: Double(frame) / Double(rate))
+            return sum + g * g
+        }
+        return (meanSquare / Double(frames.count)).squareRoot()
     }
 
     static func rms(_ samples: ArraySlice<Float>) -> Double {
