@@ -41,7 +41,7 @@ extension PCMRenderClosure: Sendable {}
 /// of Swift's cooperative pool: blocking writes there would starve every other task).
 ///
 /// The thread renders one period at a time and writes it blocking. `requestStop()` / `stop()` are
-/// noticed before the next write, so within about one period (100 ms with the default
+/// noticed before the next write, so within about one period (250 ms with the default
 /// configuration); the queued frames are then discarded at once (`drop`). When the source returns 0
 /// frames the queued frames play out (`drain`). Either way the thread closes the PCM before it reports
 /// its outcome, so a `file:` PCM's file is complete when `outcome()` returns.
