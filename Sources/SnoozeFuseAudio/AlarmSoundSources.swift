@@ -160,6 +160,14 @@ func framesFor(_ duration: Duration, rate: Int) -> Int64 {
     return seconds * Int64(rate) + Int64((Double(attoseconds) / 1e18) * Double(rate))
 }
 
+/// How long `frames` frames last at `rate`, to the nanosecond (rounded down; zero for a rate or
+/// count that is not positive). Whole seconds first, so no count of frames overflows.
+func durationOf(frames: Int64, rate: Int) -> Duration {
+    guard rate > 0, frames > 0 else { return .zero }
+    let rate = Int64(rate)
+    return .seconds(frames / rate) + .nanoseconds(frames % rate * 1_000_000_000 / rate)
+}
+
 /// The built-in alarm: a synthesized beep pattern that needs no file, no decoder and no plugin.
 ///
 /// The pattern repeats every second: four beeps of 100 ms, each starting 200 ms after the last

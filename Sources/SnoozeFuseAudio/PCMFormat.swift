@@ -103,8 +103,7 @@ public struct PCMStreamFormat: Sendable, Hashable, CustomStringConvertible {
 
     /// How long `frames` frames play.
     public func duration(ofFrames frames: Int) -> Duration {
-        guard sampleRate > 0 else { return .zero }
-        return .nanoseconds(Int64(frames) * 1_000_000_000 / Int64(sampleRate))
+        durationOf(frames: Int64(frames), rate: sampleRate)
     }
 
     public var description: String {

@@ -129,6 +129,16 @@ struct AlarmPlayerTests {
         #expect(largest <= 0.5 * 2 * Float.pi * 500 / 48_000 * 1.02)
     }
 
+    @Test("frame counts far past a day convert to durations without overflowing")
+    func longStreamDurations() {
+        // The `null` PCM takes frames as fast as they come: 10^10 frames take seconds to write.
+        let format = PCMStreamFormat(sampleFormat: .int16LE, sampleRate: 44_100, channels: 2,
+                                     bufferFrames: 22_050, periodFrames: 11_025)
+        #expect(format.duration(ofFrames: 10_000_000_000 * 44_100 + 22_050)
+                == .seconds(10_000_000_000) + .milliseconds(500))
+        #expect(format.duration(ofFrames: 441) == .milliseconds(10))
+    }
+
     @Test("a start gate holds the first write until its due instant")
     func gateDelaysFirstWrite() async throws {
         let due = ContinuousClock.now.advanced(by: .milliseconds(300))
