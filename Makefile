@@ -3,6 +3,10 @@
 #   make test   install what is missing, build with warnings as failures, run every test
 SWIFT ?= swift
 CONFIG ?= release
+# The shipped build: the Swift runtime linked in statically and a position-dependent executable
+# (no start-up relocation of the whole binary), which keeps a playing alarm's memory small
+# (SPEC §8: peak RSS 33 -> 26 MiB). Plugins, in C or Swift, still load (in a child process).
+RELEASE_FLAGS ?= --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie
 
 .PHONY: deps build demo test check-warnings fuzz fuzz-durations bench bench-wakeups clean sounds
 
@@ -10,7 +14,7 @@ deps:
 	@./Scripts/install-deps.sh
 
 build: deps
-	$(SWIFT) build -c $(CONFIG) --product snoozefuse
+	$(SWIFT) build -c $(CONFIG) --product snoozefuse $(RELEASE_FLAGS)
 
 # On a terminal: hold any key while you drift off; elsewhere the release timer starts at once.
 demo: build
