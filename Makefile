@@ -4,6 +4,10 @@
 SWIFT ?= swift
 CONFIG ?= release
 PREFIX ?= /usr/local
+# The shipped build: the Swift runtime linked in statically and a position-dependent executable
+# (no start-up relocation of the whole binary), which keeps a playing alarm's memory small
+# (SPEC §8: peak RSS 33 -> 26 MiB). Plugins, in C or Swift, still load (in a child process).
+RELEASE_FLAGS ?= --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie
 
 .PHONY: deps build install demo test check-warnings fuzz fuzz-durations bench bench-wakeups clean sounds
 
@@ -11,12 +15,12 @@ deps:
 	@./Scripts/install-deps.sh
 
 build: deps
-	$(SWIFT) build -c $(CONFIG) --product snoozefuse
+	$(SWIFT) build -c $(CONFIG) --product snoozefuse $(RELEASE_FLAGS)
 
 # PREFIX/bin, PREFIX/lib/snoozefuse/plugins, PREFIX/share/snoozefuse/sounds (DESTDIR for packaging).
 install: build
-	$(SWIFT) build -c $(CONFIG)
-	./Scripts/install.sh "$$($(SWIFT) build -c $(CONFIG) --show-bin-path)" "$(PREFIX)"
+	$(SWIFT) build -c $(CONFIG) $(RELEASE_FLAGS)
+	./Scripts/install.sh "$$($(SWIFT) build -c $(CONFIG) --show-bin-path $(RELEASE_FLAGS))" "$(PREFIX)"
 
 # On a terminal: hold any key while you drift off; elsewhere the release timer starts at once.
 demo: build

@@ -85,10 +85,13 @@ public enum AlarmPlayer {
         // Ask the device for the file's own rate and channel count: where it can take them (any
         // `plug`, `pulse` or `dmix` device can), nothing is resampled or remixed here, which is
         // most of the CPU an alarm costs. The render chain converts whatever the device grants.
+        // A 16-bit PCM file asks for S16 first: then its samples reach the device without ever
+        // becoming floats (`AlarmS16Renderer`).
         var configuration = settings.configuration ?? PCMConfiguration()
         if settings.configuration == nil, let native = settings.sound.nativeFormat {
             configuration.sampleRate = native.sampleRate
             configuration.channels = native.channels
+            if native.isInt16PCM { configuration.formats = [.int16LE, .float32LE] }
         }
         let output: PCMOutput
         do {
@@ -106,10 +109,22 @@ public enum AlarmPlayer {
         }
         let progress = AlarmPlaybackProgress()
         let gate = due.map(AlarmStartGate.init(due:))
-        let renderer = try AlarmRenderer(source: source, format: format, gain: settings.gain,
-                                         startingAt: position, gate: gate, progress: progress,
-                                         duration: settings.duration, onSourceFailure: settings.onSourceFailure)
-        let thread = PCMPlaybackThread(output: output, source: renderer, onEvent: onEvent)
+        let thread: PCMPlaybackThread
+        // The S16 fast path plays 16-bit files to an S16 device; it knows no fade-out and falls
+        // back to the tone, so streams that need either (a sleep sound) take the float chain.
+        if format.sampleFormat == .int16LE, let file = source as? LoopingSoundFileSource, file.isInt16PCM,
+           file.sampleRate == format.sampleRate, file.channels == format.channels,
+           settings.gain.fadeOut == .zero, settings.onSourceFailure == .builtInTone {
+            let renderer = try AlarmS16Renderer(file: file, format: format, gain: settings.gain,
+                                                startingAt: position, gate: gate, progress: progress,
+                                                duration: settings.duration)
+            thread = PCMPlaybackThread(output: output, source: renderer, onEvent: onEvent)
+        } else {
+            let renderer = try AlarmRenderer(source: source, format: format, gain: settings.gain,
+                                             startingAt: position, gate: gate, progress: progress,
+                                             duration: settings.duration, onSourceFailure: settings.onSourceFailure)
+            thread = PCMPlaybackThread(output: output, source: renderer, onEvent: onEvent)
+        }
         do {
             try thread.start()
         } catch {

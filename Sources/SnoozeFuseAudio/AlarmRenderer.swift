@@ -374,6 +374,34 @@ public final class AlarmRenderer: PCMRenderSource {
         fade(flatEnd ..< frames)
         renderedFrames = first + Int64(frames)
     }
+
+    // MARK: - Pass-through for the S16 path (`AlarmS16Renderer`)
+
+    /// The source, when it is a sound file.
+    var fileSource: LoopingSoundFileSource? { source as? LoopingSoundFileSource }
+
+    /// How many frames the next buffer of at most `capacity` frames holds (fewer near the end).
+    func framesToRender(capacity: Int) -> Int {
+        guard let endFrame else { return capacity }
+        return Int(min(Int64(capacity), max(endFrame - renderedFrames, 0)))
+    }
+
+    /// The constant gain of the next `frames` frames when they may be taken straight from the source
+    /// instead of through `render`: the source is healthy, needs no channel conversion or
+    /// resampling, no start gate is pending, and the gain does not change within them (the fade-in
+    /// is over). Must agree with `applyGain`: if it would scale any of those frames by something
+    /// other than the value returned, this must be `nil`.
+    func passThroughGain(frames: Int) -> Float? {
+        guard gate == nil, resampler == nil, !usingFallbackTone, source.channels == format.channels else { return nil }
+        let fadeFrames = Int64(gain.fadeIn.secondsDouble * Double(max(format.sampleRate, 1)))
+        return renderedFrames >= fadeFrames ? Float(gain.volume) : nil
+    }
+
+    /// Counts `frames` frames rendered outside `render` (taken straight from the source).
+    func advance(by frames: Int) {
+        renderedFrames += Int64(frames)
+        progress?.store(format.duration(ofFrames: Int(renderedFrames)))
+    }
 }
 
 @available(*, unavailable)

@@ -55,6 +55,7 @@ public final class CustomAlarmSound: Sendable, Hashable {
         self.make = make
     }
 
+    /// Opens the source for this sound. `deviceRate` is the rate the built-in tone is synthesized at.
     public func makeSource(deviceRate: Int) throws(SoundFileError) -> any AlarmSoundSource {
         try make(deviceRate)
     }
@@ -92,7 +93,21 @@ public final class LoopingSoundFileSource: AlarmSoundSource {
         frames = info.frames
     }
 
+    /// Whether the file holds 16-bit PCM, which `read(into:)` with `Int16` samples passes through
+    /// unchanged (no conversion in libsndfile).
+    public var isInt16PCM: Bool { file.info.format.subtype == .pcm16 }
+
     public func read(into buffer: UnsafeMutableBufferPointer<Float>) -> Int {
+        readLooping(into: buffer)
+    }
+
+    /// Reads 16-bit samples (`sf_readf_short`), looping like `read(into:)` with floats. For a 16-bit
+    /// PCM file (`isInt16PCM`) these are the file's samples as stored.
+    public func read(into buffer: UnsafeMutableBufferPointer<Int16>) -> Int {
+        readLooping(into: buffer)
+    }
+
+    private func readLooping<Sample: SoundFileSample>(into buffer: UnsafeMutableBufferPointer<Sample>) -> Int {
         guard failure == nil else { return 0 }
         let wanted = buffer.count / channels
         var filled = 0
@@ -101,7 +116,7 @@ public final class LoopingSoundFileSource: AlarmSoundSource {
             let rest = UnsafeMutableBufferPointer(rebasing: buffer[(filled * channels) ..< (wanted * channels)])
             let count: Int
             do {
-                count = try file.read(into: rest)
+                count = try Sample.read(from: &file, into: rest)
             } catch {
                 failure = error
                 return filled
@@ -143,6 +158,14 @@ func framesFor(_ duration: Duration, rate: Int) -> Int64 {
     let (seconds, attoseconds) = duration.components
     guard seconds >= 0 else { return 0 }
     return seconds * Int64(rate) + Int64((Double(attoseconds) / 1e18) * Double(rate))
+}
+
+/// How long `frames` frames last at `rate`, to the nanosecond (rounded down; zero for a rate or
+/// count that is not positive). Whole seconds first, so no count of frames overflows.
+func durationOf(frames: Int64, rate: Int) -> Duration {
+    guard rate > 0, frames > 0 else { return .zero }
+    let rate = Int64(rate)
+    return .seconds(frames / rate) + .nanoseconds(frames % rate * 1_000_000_000 / rate)
 }
 
 /// The built-in alarm: a synthesized beep pattern that needs no file, no decoder and no plugin.
@@ -209,16 +232,16 @@ public struct AlarmToneSource: AlarmSoundSource {
 }
 
 extension AlarmSound {
-    /// Opens the source for this sound. `deviceRate` is the rate the built-in tone is synthesized at.
-    /// A sound file's own rate and channel count (read from its header); `nil` for synthesized
-    /// sounds, which render at whatever the device takes, and for files that do not open (the
-    /// error surfaces when the source is made).
-    public var nativeFormat: (sampleRate: Int, channels: Int)? {
+    /// A sound file's own rate and channel count (read from its header), and whether it holds
+    /// 16-bit PCM; `nil` for synthesized sounds, which render at whatever the device takes, and for
+    /// files that do not open (the error surfaces when the source is made).
+    public var nativeFormat: (sampleRate: Int, channels: Int, isInt16PCM: Bool)? {
         guard case .file(let path) = self, let file = try? SoundFile(readingAtPath: path),
               file.info.sampleRate > 0, file.info.channels > 0 else { return nil }
-        return (file.info.sampleRate, file.info.channels)
+        return (file.info.sampleRate, file.info.channels, file.info.format.subtype == .pcm16)
     }
 
+    /// Opens the source for this sound. `deviceRate` is the rate the built-in tone is synthesized at.
     public func makeSource(deviceRate: Int) throws(SoundFileError) -> any AlarmSoundSource {
         switch self {
         case .builtInTone: AlarmToneSource(sampleRate: deviceRate)

@@ -25,12 +25,34 @@ public enum PCMSampleFormat: String, Sendable, Hashable, CaseIterable, CustomStr
     public var description: String { rawValue }
 }
 
+/// A sample type the audio thread can write to a `PCMOutput` (see `PCMRenderSource.Sample`).
+public protocol PCMSample: AdditiveArithmetic {
+    /// Writes interleaved samples to `output` (blocking until queued).
+    static func write(_ samples: UnsafeBufferPointer<Self>, to output: PCMOutput) throws(ALSAError)
+}
+
+extension Float: PCMSample {
+    /// Writes as the device's format: as is to `FLOAT_LE`, converted to `S16_LE`.
+    public static func write(_ samples: UnsafeBufferPointer<Float>, to output: PCMOutput) throws(ALSAError) {
+        try output.write(samples)
+    }
+}
+
+extension Int16: PCMSample {
+    /// Writes as is; the device must have taken `S16_LE`.
+    public static func write(_ samples: UnsafeBufferPointer<Int16>, to output: PCMOutput) throws(ALSAError) {
+        try output.write(samples)
+    }
+}
+
 /// What `PCMOutput` asks the device for. The device may give something else: see `PCMStreamFormat`.
 ///
 /// Buffer sizing: an alarm needs no low latency, and the buffer time is what drives wake-ups
-/// (10 ms ≈ 1200 wake-ups/s, 500 ms ≈ 40/s). The default asks for a 400 ms buffer in 4 periods of
-/// 100 ms: the audio thread wakes about 10 times a second, a stop (drop) is noticed within one
-/// period, and a stall of up to ~300 ms in rendering does not underrun.
+/// (10 ms ≈ 1200 wake-ups/s, 500 ms ≈ 40/s), and wake-ups are most of what a playing alarm costs
+/// (through PulseAudio, the plugin's thread wakes with ours). The default asks for a 500 ms buffer in
+/// 2 periods of 250 ms: the audio thread wakes about 4 times a second (aplay's 500 ms in 4 periods:
+/// 8), a stop (drop) is noticed within one period, and a stall of up to ~250 ms in rendering does
+/// not underrun.
 public struct PCMConfiguration: Sendable, Hashable {
     /// Frames per second to ask for (taken "near": the device may pick the closest it supports).
     public var sampleRate: Int
@@ -45,7 +67,7 @@ public struct PCMConfiguration: Sendable, Hashable {
 
     public init(sampleRate: Int = 48_000, channels: Int = 2,
                 formats: [PCMSampleFormat] = [.float32LE, .int16LE],
-                bufferTime: Duration = .milliseconds(400), periodsPerBuffer: Int = 4) {
+                bufferTime: Duration = .milliseconds(500), periodsPerBuffer: Int = 2) {
         self.sampleRate = sampleRate
         self.channels = channels
         self.formats = formats
@@ -81,8 +103,7 @@ public struct PCMStreamFormat: Sendable, Hashable, CustomStringConvertible {
 
     /// How long `frames` frames play.
     public func duration(ofFrames frames: Int) -> Duration {
-        guard sampleRate > 0 else { return .zero }
-        return .nanoseconds(Int64(frames) * 1_000_000_000 / Int64(sampleRate))
+        durationOf(frames: Int64(frames), rate: sampleRate)
     }
 
     public var description: String {

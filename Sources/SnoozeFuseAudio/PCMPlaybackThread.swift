@@ -11,10 +11,14 @@ import Darwin
 /// Produces the frames the audio thread writes. It lives on the audio thread: `render` is only ever
 /// called there, one call at a time, so it needs no locking. It should not allocate, lock or do I/O.
 public protocol PCMRenderSource {
-    /// Fills the start of `buffer` with interleaved float samples (`format.channels` per frame, in
-    /// [-1, 1]) and returns how many frames it wrote: at most `buffer.count / format.channels` (one
-    /// period). Returning 0 ends the stream: the queued frames play out (drain) and the thread finishes.
-    mutating func render(into buffer: UnsafeMutableBufferPointer<Float>, format: PCMStreamFormat) -> Int
+    /// What it renders: `Float` in [-1, 1] (the default; converted when the device took S16), or
+    /// `Int16` for a device that took S16 (`PCMOutput.write(_:)` requires that format).
+    associatedtype Sample: PCMSample = Float
+
+    /// Fills the start of `buffer` with interleaved samples (`format.channels` per frame) and returns
+    /// how many frames it wrote: at most `buffer.count / format.channels` (one period). Returning 0
+    /// ends the stream: the queued frames play out (drain) and the thread finishes.
+    mutating func render(into buffer: UnsafeMutableBufferPointer<Sample>, format: PCMStreamFormat) -> Int
 }
 
 /// A `PCMRenderSource` made from a closure (which runs on the audio thread).
@@ -37,7 +41,7 @@ extension PCMRenderClosure: Sendable {}
 /// of Swift's cooperative pool: blocking writes there would starve every other task).
 ///
 /// The thread renders one period at a time and writes it blocking. `requestStop()` / `stop()` are
-/// noticed before the next write, so within about one period (100 ms with the default
+/// noticed before the next write, so within about one period (250 ms with the default
 /// configuration); the queued frames are then discarded at once (`drop`). When the source returns 0
 /// frames the queued frames play out (`drain`). Either way the thread closes the PCM before it reports
 /// its outcome, so a `file:` PCM's file is complete when `outcome()` returns.
@@ -208,12 +212,16 @@ public final class PCMPlaybackThread: Sendable {
 
     private func run(_ payload: Payload) {
         setThreadName()
-        let output = payload.output
         var source = payload.source
+        finish(play(&source, to: payload.output), payload: payload)
+    }
+
+    /// The render–write loop, for the source's own sample type.
+    private func play<Source: PCMRenderSource>(_ source: inout Source, to output: PCMOutput) -> Outcome {
         let channels = max(format.channels, 1)
-        let buffer = UnsafeMutableBufferPointer<Float>.allocate(capacity: max(format.periodFrames, 1) * channels)
+        let buffer = UnsafeMutableBufferPointer<Source.Sample>.allocate(capacity: max(format.periodFrames, 1) * channels)
         defer { buffer.deallocate() }
-        buffer.initialize(repeating: 0)
+        buffer.initialize(repeating: .zero)
 
         var outcome = Outcome.stopped
         var reportedRecoveries = 0
@@ -231,7 +239,7 @@ public final class PCMPlaybackThread: Sendable {
                     outcome = .finished
                     break
                 }
-                try output.write(UnsafeBufferPointer(rebasing: buffer[0 ..< frames * channels]))
+                try Source.Sample.write(UnsafeBufferPointer(rebasing: buffer[0 ..< frames * channels]), to: output)
                 let (seconds, attoseconds) = epoch.duration(to: .now).components
                 lastWriteNanoseconds.store(seconds * 1_000_000_000 + attoseconds / 1_000_000_000, ordering: .relaxed)
                 if !firstWriteDone {
@@ -246,7 +254,7 @@ public final class PCMPlaybackThread: Sendable {
         } catch {
             outcome = .failed(error)
         }
-        finish(outcome, payload: payload)
+        return outcome
     }
 
     /// Closes the PCM, reports `ended`, then records the outcome and wakes the waiters (in that order,

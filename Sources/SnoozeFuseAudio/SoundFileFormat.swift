@@ -147,11 +147,8 @@ public struct SoundFileInfo: Hashable, Sendable, CustomStringConvertible {
 
     /// ``frames`` at ``sampleRate``, to the nanosecond (zero if the rate is unknown).
     public var duration: Duration {
-        guard sampleRate > 0, frames >= 0, frames != .max else { return .zero }
-        let rate = Int64(sampleRate)
-        let whole = frames / rate
-        let remainder = frames % rate
-        return .seconds(whole) + .nanoseconds(remainder * 1_000_000_000 / rate)
+        guard frames != .max else { return .zero }
+        return durationOf(frames: frames, rate: sampleRate)
     }
 
     public var description: String {

@@ -38,6 +38,23 @@ extension SoundFile {
     }
 }
 
+/// A sample type `SoundFile` reads, for code generic over it (`LoopingSoundFileSource`).
+protocol SoundFileSample {
+    static func read(from file: inout SoundFile, into buffer: UnsafeMutableBufferPointer<Self>) throws(SoundFileError) -> Int
+}
+
+extension Float: SoundFileSample {
+    static func read(from file: inout SoundFile, into buffer: UnsafeMutableBufferPointer<Float>) throws(SoundFileError) -> Int {
+        try file.read(into: buffer)
+    }
+}
+
+extension Int16: SoundFileSample {
+    static func read(from file: inout SoundFile, into buffer: UnsafeMutableBufferPointer<Int16>) throws(SoundFileError) -> Int {
+        try file.read(into: buffer)
+    }
+}
+
 extension SoundFileWriter {
     /// Writes interleaved 16-bit frames (`sf_writef_short`).
     public mutating func write(_ samples: UnsafeBufferPointer<Int16>) throws(SoundFileError) {

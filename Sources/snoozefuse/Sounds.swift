@@ -120,10 +120,11 @@ struct Sounds: AsyncParsableCommand {
             let output = AudioAlarmOutput(device: device, settings: settings, fallback: bell)
             let origin = ContinuousClock.now
             let jsonLines = events == .jsonl
+            // Records (with their wall-clock time, which needs the time zone machinery) are made
+            // only when they are printed.
             let changes = Task {
                 for await change in output.outputChanges {
-                    let record = outputRecord(change, origin: origin)
-                    if jsonLines { writeLine(record.jsonLine(), to: STDOUT_FILENO) }
+                    if jsonLines { writeLine(outputRecord(change, origin: origin).jsonLine(), to: STDOUT_FILENO) }
                     writeLine("snoozefuse: \(change.message)", to: STDERR_FILENO)
                 }
             }
@@ -132,9 +133,11 @@ struct Sounds: AsyncParsableCommand {
                 if jsonLines { writeLine(record(.output, origin: origin, output: report.output, message: fallback).jsonLine(), to: STDOUT_FILENO) }
                 writeLine("snoozefuse: \(fallback)", to: STDERR_FILENO)
             }
-            var started = record(.alarm, origin: origin, output: report.output)
-            started.latenessMs = report.lateness.map { ($0.secondsValue * 1_000_000).rounded() / 1000 }
-            if jsonLines { writeLine(started.jsonLine(), to: STDOUT_FILENO) }
+            if jsonLines {
+                var started = record(.alarm, origin: origin, output: report.output)
+                started.latenessMs = report.lateness.map { ($0.secondsValue * 1_000_000).rounded() / 1000 }
+                writeLine(started.jsonLine(), to: STDOUT_FILENO)
+            }
             writeLine("snoozefuse: playing \(sound) on \(report.output) for \(playFor.compactDescription)", to: STDERR_FILENO)
             try? await Task.sleep(until: origin.advanced(by: playFor), clock: .continuous)
             await output.stop()

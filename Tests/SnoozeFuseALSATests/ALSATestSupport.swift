@@ -141,6 +141,25 @@ struct SineSource: PCMRenderSource {
     }
 }
 
+/// Renders a float source whose samples are multiples of 1/32768 (like `SineSource`) as exact S16
+/// values, for the audio thread's `Int16` path.
+struct Int16Rendering<Source: PCMRenderSource>: PCMRenderSource where Source.Sample == Float {
+    var source: Source
+
+    init(_ source: Source) {
+        self.source = source
+    }
+
+    mutating func render(into buffer: UnsafeMutableBufferPointer<Int16>, format: PCMStreamFormat) -> Int {
+        var floats = [Float](repeating: 0, count: buffer.count)
+        let frames = floats.withUnsafeMutableBufferPointer { source.render(into: $0, format: format) }
+        for index in 0 ..< frames * format.channels {
+            buffer[index] = Int16(floats[index] * 32768)
+        }
+        return frames
+    }
+}
+
 /// A source that never ends (silence), for stopping tests.
 struct EndlessSilence: PCMRenderSource {
     func render(into buffer: UnsafeMutableBufferPointer<Float>, format: PCMStreamFormat) -> Int {

@@ -175,6 +175,16 @@ struct AlarmPlayerTests {
         #expect(largest <= 0.5 * 2 * Float.pi * 500 / 48_000 * 1.02)
     }
 
+    @Test("frame counts far past a day convert to durations without overflowing")
+    func longStreamDurations() {
+        // The `null` PCM takes frames as fast as they come: 10^10 frames take seconds to write.
+        let format = PCMStreamFormat(sampleFormat: .int16LE, sampleRate: 44_100, channels: 2,
+                                     bufferFrames: 22_050, periodFrames: 11_025)
+        #expect(format.duration(ofFrames: 10_000_000_000 * 44_100 + 22_050)
+                == .seconds(10_000_000_000) + .milliseconds(500))
+        #expect(format.duration(ofFrames: 441) == .milliseconds(10))
+    }
+
     @Test("a start gate holds the first write until its due instant")
     func gateDelaysFirstWrite() async throws {
         let due = ContinuousClock.now.advanced(by: .milliseconds(300))
@@ -225,12 +235,7 @@ enum AlarmPlayerTestSupport {
         let fullScaleRMS = 1 / 2.0.squareRoot()
         for start in stride(from: 0, to: samples.count - window + 1, by: window) {
             let measured = rms(samples[start ..< start + window])
-            var meanSquareGain = 0.0
-            for frame in start ..< start + window {
-                let g = gain.gain(atSeconds: Double(frame) / Double(rate), endingAt: end)
-                meanSquareGain += g * g
-            }
-            let expected = fullScaleRMS * (meanSquareGain / Double(window)).squareRoot()
+            let expected = fullScaleRMS * rmsGain(gain, frames: start ..< start + window, rate: rate, end: end)
             #expect(abs(measured - expected) <= 0.01 + 0.02 * expected,
                     "window at \(Double(start) / Double(rate)) s: RMS \(measured), curve says \(expected)",
                     sourceLocation: sourceLocation)
@@ -314,6 +319,16 @@ enum AlarmPlayerTestSupport {
             offset = body + size + (size & 1)
         }
         throw Failure(description: "no data chunk")
+    }
+
+    /// The RMS of g(t) over `frames` at `rate`: what a full-scale signal's RMS is scaled by there.
+    static func rmsGain(_ gain: AlarmGain, frames: Range<Int>, rate: Int, end: Double? = nil) -> Double {
+        guard !frames.isEmpty else { return 0 }
+        let meanSquare = frames.reduce(0.0) { sum, frame in
+            let g = gain.gain(atSeconds: Double(frame) / Double(rate), endingAt: end)
+            return sum + g * g
+        }
+        return (meanSquare / Double(frames.count)).squareRoot()
     }
 
     static func rms(_ samples: ArraySlice<Float>) -> Double {
