@@ -296,7 +296,7 @@ public actor AudioAlarmOutput: AlarmOutput {
         current = Attempt(generation: generation, device: device, due: due ?? now, playback: nil,
                           silentSince: max(due ?? now, now), firstWrite: nil)
         let (events, continuation) = AsyncStream.makeStream(of: PCMPlaybackThread.Event.self)
-        let opening = Self.open(device: device, settings: settings, due: due, position: position, events: continuation)
+        let opening = startPlaybackOnItsOwnThread(device: device, settings: settings, due: due, position: position, events: continuation)
         Task {
             for await event in events {
                 await handle(event, generation: generation)
@@ -308,33 +308,6 @@ public actor AudioAlarmOutput: AlarmOutput {
             } else {
                 await openTimedOut(generation: generation, device: device)
                 await opened(await opening.value, generation: generation, device: device)
-            }
-        }
-    }
-
-    /// Opens `device` and starts the alarm on it from a thread of its own: `snd_pcm_open` can hang
-    /// for ever, and it must hold up neither the nap's executor nor the chain.
-    private nonisolated static func open(
-        device: String, settings: AlarmPlaybackSettings, due: ContinuousClock.Instant?, position: Duration,
-        events: AsyncStream<PCMPlaybackThread.Event>.Continuation
-    ) -> Task<Result<AlarmPlayback, AlarmPlayerError>, Never> {
-        Task {
-            await withCheckedContinuation { continuation in
-                let thread = Thread {
-                    do throws(AlarmPlayerError) {
-                        let playback = try AlarmPlayer.start(device: device, settings: settings, due: due,
-                                                             from: position) { event in
-                            events.yield(event)
-                            if case .ended = event { events.finish() }
-                        }
-                        continuation.resume(returning: .success(playback))
-                    } catch {
-                        events.finish()
-                        continuation.resume(returning: .failure(error))
-                    }
-                }
-                thread.name = "snoozefuse-open"
-                thread.start()
             }
         }
     }

@@ -1,3 +1,5 @@
+import Foundation
+import SnoozeFuseAudio
 import Synchronization
 
 /// Waits for `task`'s value, but at most `limit`: returns `nil` when the time ran out first. The
@@ -34,5 +36,32 @@ private final class FirstValue<T: Sendable>: Sendable {
             return waiter
         }
         waiter?.resume(returning: value)
+    }
+}
+
+/// Opens `device` and starts playback on it (an alarm, or a sleep sound) from a thread of its own: `snd_pcm_open` can hang
+/// for ever, and it must hold up neither the nap's executor nor the chain.
+func startPlaybackOnItsOwnThread(
+    device: String, settings: AlarmPlaybackSettings, due: ContinuousClock.Instant?, position: Duration,
+    events: AsyncStream<PCMPlaybackThread.Event>.Continuation
+) -> Task<Result<AlarmPlayback, AlarmPlayerError>, Never> {
+    Task {
+        await withCheckedContinuation { continuation in
+            let thread = Thread {
+                do throws(AlarmPlayerError) {
+                    let playback = try AlarmPlayer.start(device: device, settings: settings, due: due,
+                                                         from: position) { event in
+                        events.yield(event)
+                        if case .ended = event { events.finish() }
+                    }
+                    continuation.resume(returning: .success(playback))
+                } catch {
+                    events.finish()
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+            thread.name = "snoozefuse-open"
+            thread.start()
+        }
     }
 }

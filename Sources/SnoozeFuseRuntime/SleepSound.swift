@@ -1,5 +1,4 @@
 public import SnoozeFuseAudio
-import Foundation
 import SnoozeFuseCore
 import Synchronization
 
@@ -23,8 +22,8 @@ public protocol SleepSoundOutput: Sendable {
 /// `settings.gain.fadeIn`, played at `settings.gain.volume`, and faded out over up to
 /// `longestFadeOut` (a third of the play time when that is shorter) so it ends in silence.
 ///
-/// It never makes the nap late: opening the device runs on a thread of its own (a sound server that
-/// does not answer can hang an open), `stop()` waits at most `closeLimit` for the audio thread, and
+/// It never makes the nap late: opening the device runs on a thread of its own, as the alarm's does
+/// (`startPlaybackOnItsOwnThread`), `stop()` waits at most `closeLimit` for the audio thread, and
 /// when the sound fails the sleeper naps in silence rather than to the alarm's fallback tone. Each
 /// problem is reported once through `onNotice`.
 public final class AudioSleepSound: SleepSoundOutput {
@@ -37,22 +36,11 @@ public final class AudioSleepSound: SleepSoundOutput {
     public let closeLimit: Duration
     private let onNotice: @Sendable (String) -> Void
     private let state = Mutex(State())
-    private let clock = BootTimeClock()
 
     private struct State {
         /// Counts plays and stops, so an open that finishes after a newer request is dropped.
         var generation = 0
-        var playing: Playing?
-    }
-
-    private struct Playing {
-        var playback: AlarmPlayback
-        var ended: EndFlag
-    }
-
-    /// Set by the audio thread once the device is closed.
-    private final class EndFlag: Sendable {
-        let value = Atomic<Bool>(false)
+        var playback: AlarmPlayback?
     }
 
     public init(device: String, settings: AlarmPlaybackSettings, longestFadeOut: Duration = .seconds(20),
@@ -74,51 +62,40 @@ public final class AudioSleepSound: SleepSoundOutput {
         settings.gain.fadeIn = min(settings.gain.fadeIn, duration / 3)
         settings.gain.fadeOut = min(longestFadeOut, duration / 3)
         settings.onSourceFailure = .silence
-        let opener = Thread { [self, settings] in
-            nameCurrentThread("snoozefuse-sleep")
-            let ended = EndFlag()
-            let playback: AlarmPlayback
-            do {
-                playback = try AlarmPlayer.start(device: device, settings: settings) { [onNotice] event in
-                    guard case .ended(let outcome) = event else { return }
-                    ended.value.store(true, ordering: .releasing)
-                    if case .failed(let error) = outcome {
-                        onNotice("the sleep sound stopped: \(error); napping in silence")
-                    }
-                }
-            } catch {
-                onNotice("no sleep sound: \(error); napping in silence")
-                return
+        let (events, feed) = AsyncStream.makeStream(of: PCMPlaybackThread.Event.self)
+        let opening = startPlaybackOnItsOwnThread(device: device, settings: settings, due: nil, position: .zero, events: feed)
+        Task { [onNotice] in
+            for await case .ended(.failed(let error)) in events {
+                onNotice("the sleep sound stopped: \(error); napping in silence")
             }
-            let current = state.withLock { state -> Bool in
-                guard state.generation == generation else { return false }
-                state.playing = Playing(playback: playback, ended: ended)
-                return true
-            }
-            // Stopped (or restarted) while the device was opening: close it at once.
-            if !current { playback.thread.requestStop() }
         }
-        opener.start()
+        Task { [self] in
+            switch await opening.value {
+            case .success(let playback):
+                let current = state.withLock { state -> Bool in
+                    guard state.generation == generation else { return false }
+                    state.playback = playback
+                    return true
+                }
+                // Stopped (or restarted) while the device was opening: close it at once.
+                if !current { playback.requestStop() }
+            case .failure(let error):
+                onNotice("no sleep sound: \(error); napping in silence")
+            }
+        }
     }
 
     public func stop() async {
-        let playing = state.withLock { state -> Playing? in
+        let playback = state.withLock { state -> AlarmPlayback? in
             state.generation += 1
-            defer { state.playing = nil }
-            return state.playing
+            defer { state.playback = nil }
+            return state.playback
         }
-        guard let playing else { return }
-        playing.playback.gate?.cancel()
-        playing.playback.thread.requestStop()
-        // The audio thread notices within one period; a device that blocks its write (a stalled
-        // sound server) is left to close on its own rather than hold up the alarm.
-        let start = clock.now
-        while !playing.ended.value.load(ordering: .acquiring) {
-            if start.duration(to: clock.now) >= closeLimit {
-                onNotice("the sleep sound's device \(device) did not close within \(closeLimit.compactDescription); the alarm goes on without waiting for it")
-                return
-            }
-            try? await clock.sleep(for: .milliseconds(20))
+        guard let playback else { return }
+        // A device that blocks its close (a stalled sound server) is left to close on its own
+        // rather than hold up the alarm.
+        if await value(of: Task { await playback.stop() }, waitingAtMost: closeLimit) == nil {
+            onNotice("the sleep sound's device \(device) did not close within \(closeLimit.compactDescription); the alarm goes on without waiting for it")
         }
     }
 }

@@ -11,10 +11,8 @@ struct AlarmPlayerTests {
     func sineThroughFilePCM() async throws {
         let directory = try AlarmPlayerTestSupport.makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let sine = directory.appendingPathComponent("sine.wav").path
-        // Full scale (`gain -n`: sox's synth alone peaks at -3 dB). 0.5 s is exactly 500 cycles: a seamless loop, so 3 s of output crosses 5 loop points.
-        try AlarmPlayerTestSupport.run(executableInPath("sox").path, ["-n", "-r", "44100", "-c", "1", "-e", "floating-point",
-                                                        "-b", "32", sine, "synth", "0.5", "sine", "1000", "gain", "-n"])
+        // 0.5 s is exactly 500 cycles: a seamless loop, so 3 s of output crosses 5 loop points.
+        let sine = try AlarmPlayerTestSupport.makeFullScaleSine(in: directory, rate: 44_100)
         let out = directory.appendingPathComponent("out.wav").path
         let gain = AlarmGain(percent: 50, fadeIn: .seconds(2))
         let settings = AlarmPlaybackSettings(
@@ -70,9 +68,7 @@ struct AlarmPlayerTests {
     func fadeOutBeforeTheEnd() async throws {
         let directory = try AlarmPlayerTestSupport.makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let sine = directory.appendingPathComponent("sine.wav").path
-        try AlarmPlayerTestSupport.run(executableInPath("sox").path, ["-n", "-r", "48000", "-c", "1", "-e", "floating-point",
-                                                        "-b", "32", sine, "synth", "0.5", "sine", "1000", "gain", "-n"])
+        let sine = try AlarmPlayerTestSupport.makeFullScaleSine(in: directory, rate: 48_000)
         let out = directory.appendingPathComponent("out.wav").path
         let gain = AlarmGain(percent: 60, fadeIn: .milliseconds(500), fadeOut: .milliseconds(1500))
         let settings = AlarmPlaybackSettings(
@@ -227,6 +223,15 @@ struct FailingSource: AlarmSoundSource {
 }
 
 enum AlarmPlayerTestSupport {
+    /// 0.5 s of a mono 1 kHz float sine at full scale (`gain -n`: sox's synth alone peaks at
+    /// -3 dB), in `directory`; returns its path.
+    static func makeFullScaleSine(in directory: URL, rate: Int) throws -> String {
+        let sine = directory.appendingPathComponent("sine.wav").path
+        try run(executableInPath("sox").path, ["-n", "-r", "\(rate)", "-c", "1", "-e", "floating-point",
+                                               "-b", "32", sine, "synth", "0.5", "sine", "1000", "gain", "-n"])
+        return sine
+    }
+
     /// Checks the RMS of `samples` (a full-scale sine, gained) in 100 ms windows against the
     /// documented curve (`AlarmGain.gain(atSeconds:endingAt:)`), within 1 % of full scale + 2 %.
     static func expectEnvelope(_ samples: [Float], rate: Int, gain: AlarmGain, end: Double? = nil,
