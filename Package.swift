@@ -43,11 +43,6 @@ let package = Package(
         ),
         .systemLibrary(name: "CLinux"),
         .systemLibrary(
-            name: "CCrypto",
-            pkgConfig: "libcrypto",
-            providers: [.apt(["libssl-dev"])]
-        ),
-        .systemLibrary(
             name: "CSampleRate",
             pkgConfig: "samplerate",
             providers: [.apt(["libsamplerate0-dev"])]
@@ -99,7 +94,7 @@ let package = Package(
         // Sound library: validation, repair, import into the store, export (between the CLI and Audio/Store).
         .target(
             name: "SnoozeFuseSoundLibrary",
-            dependencies: ["SnoozeFuseAudio", "SnoozeFuseCAF", "SnoozeFuseStore", "CCrypto", "CLinux"],
+            dependencies: ["SnoozeFuseAudio", "SnoozeFuseCAF", "SnoozeFuseStore", "CLinux"],
             swiftSettings: strictSettings
         ),
         .target(

@@ -7,7 +7,7 @@ import Foundation
 /// it calls ``waitForFreeSlot()`` before filling a block and ``hash(_:)`` after, so a block is never
 /// overwritten before it is hashed.
 final class HashingThread {
-    private let context: OpaquePointer
+    private let digester: AudioDigest
     private let condition = NSCondition()
     /// Guarded by `condition`: blocks handed over and not yet hashed, in order.
     private var queue: [UnsafeRawBufferPointer] = []
@@ -17,11 +17,9 @@ final class HashingThread {
     private var running = false
     private var result: String?
 
-    init(sampleType: String, sampleRate: Int, channels: Int) {
-        context = AudioDigest.start(sampleType: sampleType, sampleRate: sampleRate, channels: channels)
+    init(sampleType: String, sampleRate: Int, channels: Int) throws(SoundLibraryError) {
+        digester = try AudioDigest(sampleType: sampleType, sampleRate: sampleRate, channels: channels)
     }
-
-    deinit { AudioDigest.free(context) }
 
     func start() {
         condition.lock()
@@ -59,7 +57,7 @@ final class HashingThread {
     /// The digest of everything hashed; call after ``finish()``.
     func digest() -> String {
         if let result { return result }
-        let text = AudioDigest.finish(context)
+        let text = digester.finish()
         result = text
         return text
     }
@@ -71,7 +69,7 @@ final class HashingThread {
             if queue.isEmpty { break }
             let bytes = queue.removeFirst()
             condition.unlock()
-            AudioDigest.update(context, bytes)
+            digester.update(bytes)
             condition.lock()
             pending -= 1
             condition.broadcast()
@@ -82,7 +80,7 @@ final class HashingThread {
     }
 }
 
-// The EVP context is used only by the hashing thread between `start()` and `finish()`, and by the
+// The digest's EVP context is used only by the hashing thread between `start()` and `finish()`, and by the
 // owner before and after; `finish()` waits (under `condition`) until the thread is done, which
 // orders the two. `queue`, `pending`, `closed` and `running` are only touched with `condition` held.
 extension HashingThread: @unchecked Sendable {}

@@ -75,7 +75,7 @@ enum SoundCopy {
         } catch {
             throw SoundLibraryError(.storage, error.description)
         }
-        let hasher = HashingThread(sampleType: encoding.sampleType, sampleRate: info.sampleRate, channels: info.channels)
+        let hasher = try HashingThread(sampleType: encoding.sampleType, sampleRate: info.sampleRate, channels: info.channels)
         do throws(SoundFileError) {
             switch encoding.sampleType {
             case "s16":

@@ -16,6 +16,8 @@ public struct SoundLibraryError: Error, Sendable, CustomStringConvertible {
         case refused
         /// The library's folder or index cannot be used, or writing failed (exit 78).
         case storage
+        /// A system library the operation needs cannot be loaded (exit 69).
+        case unavailable
     }
 
     public var kind: Kind

@@ -13,7 +13,8 @@ enum ExitStatus {
     static let badData = ExitCode(65)
     /// A file that should be there is not (EX_NOINPUT).
     static let missingInput = ExitCode(66)
-    /// No output of any kind could sound the alarm (EX_UNAVAILABLE).
+    /// No output of any kind could sound the alarm, or a system library an import needs is missing
+    /// (EX_UNAVAILABLE).
     static let unavailable = ExitCode(69)
     /// A bug (EX_SOFTWARE).
     static let internalError = ExitCode(70)

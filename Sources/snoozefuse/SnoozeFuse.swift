@@ -17,8 +17,8 @@ struct SnoozeFuse: AsyncParsableCommand {
           snoozefuse nap --preset quick-test --no-hold --ring-limit 3s --events jsonl
 
         Exit codes: 0 alarm dismissed or ring limit reached, 1 cancelled, 64 usage error, \
-        65 bad sound data, 66 missing input, 69 no usable output, 70 internal error, \
-        78 bad configuration, 130 interrupted (Ctrl-C).
+        65 bad sound data, 66 missing input, 69 no usable output (or, for import, no libcrypto), \
+        70 internal error, 78 bad configuration, 130 interrupted (Ctrl-C).
         """,
         version: "snoozefuse \(version)",
         subcommands: [Nap.self, Sounds.self, Plugins.self, Devices.self]

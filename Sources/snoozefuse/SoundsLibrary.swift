@@ -38,6 +38,7 @@ func fail(_ error: SoundLibraryError) -> ExitCode {
     case .badData: return ExitStatus.badData
     case .refused: return ExitStatus.usage
     case .storage: return ExitStatus.badConfig
+    case .unavailable: return ExitStatus.unavailable
     }
 }
 
