@@ -212,7 +212,7 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
         SessionRecord(
             event: kind,
             t: seconds(origin.duration(to: instant)),
-            wall: wallClock().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted)),
+            wall: WallClockText.iso8601(secondsSince1970: wallClock().timeIntervalSince1970),
             message: message
         )
     }

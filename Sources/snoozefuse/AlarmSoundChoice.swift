@@ -6,10 +6,12 @@ import SnoozeFuseRuntime
 /// file extension), or the name of a built-in sound. Without an argument, the default built-in
 /// (`beep`); if the built-in sounds are missing altogether, the synthesized tone, said once on
 /// standard error. An unknown name is reported with the names there are, and exits 66.
-func chooseAlarmSound(_ argument: String?, builtIns: BuiltInSounds? = BuiltInSounds.locate()) throws -> AlarmSound {
+/// The built-in folder is looked for only when the argument is not a path.
+func chooseAlarmSound(_ argument: String?, builtIns locate: @autoclosure () -> BuiltInSounds? = BuiltInSounds.locate()) throws -> AlarmSound {
     if let argument, BuiltInSounds.isPath(argument) {
         return .file(path: argument)
     }
+    let builtIns = locate()
     let name = argument ?? BuiltInSounds.defaultName
     if let builtIns, let path = builtIns.path(named: name) {
         return .file(path: path)

@@ -62,7 +62,7 @@ func record(_ kind: SessionRecord.Kind, origin: ContinuousClock.Instant, output:
     let t = origin.duration(to: .now).secondsValue
     return SessionRecord(
         event: kind, t: (t * 1000).rounded() / 1000,
-        wall: Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted)),
+        wall: WallClockText.iso8601(secondsSince1970: Date().timeIntervalSince1970),
         output: output, message: message)
 }
 
@@ -120,8 +120,7 @@ struct Sounds: AsyncParsableCommand {
             let output = AudioAlarmOutput(device: device, settings: settings, fallback: bell)
             let origin = ContinuousClock.now
             let jsonLines = events == .jsonl
-            // Records (with their wall-clock time, which needs the time zone machinery) are made
-            // only when they are printed.
+            // Records are made only when they are printed.
             let changes = Task {
                 for await change in output.outputChanges {
                     if jsonLines { writeLine(outputRecord(change, origin: origin).jsonLine(), to: STDOUT_FILENO) }

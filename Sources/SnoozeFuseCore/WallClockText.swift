@@ -1,0 +1,63 @@
+/// A UTC time as ISO 8601 text with milliseconds, `2026-11-21T21:45:03.123Z`: the `wall` field of
+/// every event record (SPEC §3).
+///
+/// Computed from the count of milliseconds alone (proleptic Gregorian calendar, the days-to-civil
+/// conversion of H. Hinnant's "chrono-compatible low-level date algorithms"), so that an event does
+/// not bring in Foundation's calendar and time-zone machinery: on Linux that is ICU, whose data a
+/// nap then holds in memory (SPEC §8). The tests check it against Foundation's ISO 8601 format.
+public enum WallClockText {
+    /// `milliseconds` since 1970-01-01T00:00:00Z; years 0 through 9999 come out as four digits.
+    public static func iso8601(millisecondsSince1970 milliseconds: Int64) -> String {
+        let millisecondsPerDay: Int64 = 86_400_000
+        let days = floorDivide(milliseconds, millisecondsPerDay)
+        let ofDay = milliseconds - days * millisecondsPerDay
+        let (year, month, day) = civil(daysSince1970: days)
+        var text = ""
+        text.reserveCapacity(24)
+        append(year, digits: 4, to: &text)
+        text += "-"
+        append(month, digits: 2, to: &text)
+        text += "-"
+        append(day, digits: 2, to: &text)
+        text += "T"
+        append(ofDay / 3_600_000, digits: 2, to: &text)
+        text += ":"
+        append(ofDay / 60_000 % 60, digits: 2, to: &text)
+        text += ":"
+        append(ofDay / 1000 % 60, digits: 2, to: &text)
+        text += "."
+        append(ofDay % 1000, digits: 3, to: &text)
+        text += "Z"
+        return text
+    }
+
+    /// Seconds since 1970 (as `Date.timeIntervalSince1970` gives them), rounded down to the millisecond.
+    public static func iso8601(secondsSince1970 seconds: Double) -> String {
+        iso8601(millisecondsSince1970: Int64((seconds * 1000).rounded(.down)))
+    }
+
+    /// Year, month (1–12) and day (1–31) of a day counted from 1970-01-01.
+    static func civil(daysSince1970 days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        let shifted = days + 719_468                          // days since 0000-03-01
+        let era = floorDivide(shifted, 146_097)               // 400-year cycles
+        let dayOfEra = shifted - era * 146_097                // 0...146096
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)   // from March 1
+        let monthFromMarch = (5 * dayOfYear + 2) / 153        // 0 = March ... 11 = February
+        let day = dayOfYear - (153 * monthFromMarch + 2) / 5 + 1
+        let month = monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        return (year, month, day)
+    }
+
+    private static func floorDivide(_ a: Int64, _ b: Int64) -> Int64 {
+        let quotient = a / b
+        return (a % b != 0 && (a < 0) != (b < 0)) ? quotient - 1 : quotient
+    }
+
+    private static func append(_ value: Int64, digits: Int, to text: inout String) {
+        let decimal = String(value)
+        if decimal.count < digits { text += String(repeating: "0", count: digits - decimal.count) }
+        text += decimal
+    }
+}

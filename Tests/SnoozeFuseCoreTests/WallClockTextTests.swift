@@ -1,0 +1,35 @@
+import Foundation
+import PropertyBased
+import SnoozeFuseCore
+import Testing
+
+@Suite("Wall-clock text (ISO 8601, UTC, milliseconds)")
+struct WallClockTextTests {
+    @Test(arguments: [
+        (Int64(0), "1970-01-01T00:00:00.000Z"),
+        (-1, "1969-12-31T23:59:59.999Z"),
+        (951_782_400_000, "2000-02-29T00:00:00.000Z"),        // a leap day of a 400-year leap year
+        (4_107_542_399_999, "2100-02-28T23:59:59.999Z"),      // 2100 is not a leap year
+        (4_107_542_400_000, "2100-03-01T00:00:00.000Z"),
+        (1_795_297_503_123, "2026-11-21T21:45:03.123Z"),
+        (253_402_300_799_999, "9999-12-31T23:59:59.999Z"),
+    ])
+    func knownInstants(milliseconds: Int64, text: String) {
+        #expect(WallClockText.iso8601(millisecondsSince1970: milliseconds) == text)
+    }
+
+    @Test func secondsAreRoundedDownToTheMillisecond() {
+        #expect(WallClockText.iso8601(secondsSince1970: 7.0099) == "1970-01-01T00:00:07.009Z")
+        #expect(WallClockText.iso8601(secondsSince1970: -0.0001) == "1969-12-31T23:59:59.999Z")
+    }
+
+    /// Any instant from 1970 to 9999 reads the same as Foundation's ISO 8601 format in UTC (the
+    /// quarter millisecond keeps both away from a rounding edge).
+    @Test func agreesWithFoundationsFormat() async {
+        let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: TimeZone(secondsFromGMT: 0)!)
+        await propertyCheck(count: 2000, input: Gen.int(in: 0...253_402_300_799_999)) { milliseconds in
+            let date = Date(timeIntervalSince1970: (Double(milliseconds) + 0.25) / 1000)
+            #expect(WallClockText.iso8601(millisecondsSince1970: Int64(milliseconds)) == date.formatted(style))
+        }
+    }
+}
