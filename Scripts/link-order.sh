@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Regenerates Scripts/link-order.txt: the functions a playing alarm runs, in the order the release
+# link lays them out (lld --symbol-ordering-file, see RELEASE_FLAGS in the Makefile).
+#
+# Why: the release binary is ~20 MB of code (the Swift runtime, Foundation, GRDB, ArgumentParser and
+# ours, linked statically), of which an alarm runs ~0.8 MB spread over the whole of it. The kernel maps
+# code 64 KiB at a time around each page touched (fault-around), so scattered hot functions cost
+# their 64 KiB neighbourhoods: 8 MiB of resident code for 0.8 MiB run. Placed together they cost
+# about what they weigh (SPEC §8: peak RSS playing a 1-hour file).
+#
+# How: every function of the binary that runs, under valgrind's callgrind, in the commands an alarm
+# runs (`nap` to the alarm, `sounds play` of a 16-bit WAV and of a built-in sound). A function
+# missing from the list (renamed since, or on a path not profiled) still links, only further away;
+# rerun this (`make link-order`) after changes to the nap or playback path and commit the result.
+#
+# Order: functions every profiled command runs first, then those of `sounds play` of a WAV (what the
+# memory benchmark measures), then the rest, each group in order of first appearance; interleaving
+# one command's functions with another's would spread each over more 64 KiB windows. Last come the
+# functions that share one `.text` section with others in the toolchain's static libraries (the
+# standard library's Swift.o is one 1.6 MB section): lld moves a section as a whole to where its
+# first listed function is, and such a section placed early would split the cluster of the others.
+#
+# Usage: Scripts/link-order.sh [BINARY]   (default .build/release/snoozefuse; needs valgrind, sox)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+binary="$(realpath "${1:-.build/release/snoozefuse}")"
+[ -x "$binary" ] || { echo "link-order: $binary is not built (make build)" >&2; exit 66; }
+for tool in valgrind sox python3 readelf swift; do
+    command -v "$tool" >/dev/null || { echo "link-order: $tool is missing (apt-get install valgrind sox python3 binutils)" >&2; exit 69; }
+done
+static_libs="$(swift -print-target-info | python3 -c 'import json, sys; print(json.load(sys.stdin)["paths"]["runtimeResourcePath"] + "_static/linux")')"
+[ -d "$static_libs" ] || { echo "link-order: no static Swift libraries in $static_libs" >&2; exit 69; }
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+export HOME="$work/home" XDG_DATA_HOME="$work/data" XDG_STATE_HOME="$work/state"
+mkdir -p "$HOME"
+sox -n -r 44100 -c 2 -b 16 "$work/tone.wav" synth 3 sine 440 gain -6
+
+profile() {
+    local name="$1"; shift
+    valgrind --tool=callgrind --demangle=no --callgrind-out-file="$work/$name.callgrind" \
+        "$binary" "$@" >/dev/null 2>"$work/$name.log" || {
+        echo "link-order: '$*' failed under valgrind:" >&2; tail -20 "$work/$name.log" >&2; exit 1; }
+}
+profile play-wav sounds play "$work/tone.wav" --device null --duration 2 --volume 100 --fade-in 0
+profile play-builtin sounds play chime --device null --duration 2
+profile nap nap --no-hold --release 0 --nap 1 --max 10 --ring-limit 2 --device null --quiet
+
+# Functions that share a `.text` section with other functions, in the static libraries.
+for library in "$static_libs"/*.a; do
+    readelf -SsW "$library" 2>/dev/null
+done | python3 -c '
+import re, sys
+member, text_sections, functions = None, set(), {}
+def flush():
+    for (section, names) in functions.items():
+        if section in text_sections and len(names) > 1:
+            print("\n".join(names))
+for line in sys.stdin.buffer:
+    line = line.decode("utf-8", "replace")
+    if line.startswith("File: "):
+        flush(); member, text_sections, functions = line, set(), {}
+        continue
+    m = re.match(r"^\s*\[\s*(\d+)\]\s+\.text\s", line)
+    if m:
+        text_sections.add(m.group(1)); continue
+    p = line.split()
+    if len(p) >= 8 and p[3] == "FUNC" and p[6].isdigit():
+        functions.setdefault(p[6], []).append(p[7])
+flush()
+' > "$work/shared-sections.txt"
+
+python3 - "$binary" "$work/shared-sections.txt" "$work/play-wav.callgrind" "$work/play-builtin.callgrind" \
+    "$work/nap.callgrind" > Scripts/link-order.txt <<'EOF'
+import re, sys
+binary, shared_path, outputs = sys.argv[1], sys.argv[2], sys.argv[3:]
+shared = set(open(shared_path).read().split())
+first_seen, runs_in = {}, {}
+for path in outputs:
+    objects, functions, current, here = {}, {}, None, set()
+    for line in open(path, errors="replace"):
+        m = re.match(r"^(ob|cob|fn|cfn)=\((\d+)\)(?: (.*))?$", line.rstrip("\n"))
+        if not m:
+            continue
+        kind, number, name = m.groups()
+        if kind in ("ob", "cob"):
+            if name:
+                objects[number] = name
+            if kind == "ob":
+                current = objects.get(number)
+            continue
+        if name:
+            functions[number] = name     # callgrind names a function in full once, then by number
+        if kind != "fn" or current != binary:
+            continue
+        symbol = functions[number].split("'")[0]   # and marks recursion levels as name'2
+        if symbol.startswith("0x") or symbol in here:
+            continue
+        here.add(symbol)
+        first_seen.setdefault(symbol, len(first_seen))
+        runs_in.setdefault(symbol, []).append(path)
+played = outputs[0]
+order = sorted(first_seen, key=lambda s: (s in shared, -len(runs_in[s]), played not in runs_in[s], first_seen[s]))
+print("\n".join(order))
+print(f"{len(order)} functions, {sum(s in shared for s in order)} of them in shared sections", file=sys.stderr)
+EOF
+echo "link-order: written to Scripts/link-order.txt" >&2
