@@ -1,22 +1,34 @@
 public import SnoozeFuseCore
+import Foundation
 import SnoozeFuseAudio
+import Synchronization
 
 /// Wraps an alarm output and sets the system's playback volume (ALSA mixer: `Master`, else `PCM`,
 /// else `Speaker`) while it sounds, restoring the old volume when it stops.
 ///
-/// When the mixer cannot be opened (no sound card, no server) it says so once through `note` and the
-/// alarm sounds anyway. With `percent == nil` it only forwards.
+/// The mixer never holds up the alarm or its end: it is opened and set on a thread of its own after
+/// the sound has started, and nothing waits for that. A mixer behind a sound server that does not
+/// answer (a stopped PulseAudio) can hang in alsa-lib for ever; then, after ``answerLimit``, a note
+/// says the alarm sounds at the volume it has, and if the mixer answers after the alarm has
+/// stopped, the thread puts the old volume straight back. Restoring waits at most
+/// ``restoreLimit``. When the mixer cannot be opened (no sound card, no server) a note says so and
+/// the alarm sounds anyway. Each note is said once. With `percent == nil` it only forwards.
 public actor SystemVolumeDuringAlarm: AlarmOutput {
-    private let percent: Int?
-    private let base: any AlarmOutput
-    private let note: @Sendable (String) -> Void
-    private var mixer: SystemMixerVolume?
-    private var noted = false
+    public static let answerLimit = Duration.seconds(1)
+    public static let restoreLimit = Duration.milliseconds(500)
 
-    public init(percent: Int?, base: any AlarmOutput, note: @escaping @Sendable (String) -> Void) {
+    private let percent: Int?
+    private let card: String
+    private let base: any AlarmOutput
+    private let notes: OnceNotes
+    private var change: MixerChange?
+
+    /// `card`: the mixer to attach to (another than `default` only in tests).
+    public init(percent: Int?, card: String = "default", base: any AlarmOutput, note: @escaping @Sendable (String) -> Void) {
         self.percent = percent
+        self.card = card
         self.base = base
-        self.note = note
+        notes = OnceNotes(note)
     }
 
     public func arm(reason: AlarmReason, after delay: Duration) async {
@@ -26,26 +38,100 @@ public actor SystemVolumeDuringAlarm: AlarmOutput {
     public func start(reason: AlarmReason) async -> AlarmStartReport {
         // Sound first: the mixer must never delay the alarm.
         let report = await base.start(reason: reason)
-        applyVolume()
+        if let percent, change == nil {
+            let started = MixerChange.start(percent: percent, card: card, notes: notes)
+            change = started
+            let card = card, notes = notes
+            Task {
+                try? await Task.sleep(for: Self.answerLimit)
+                if started.isPending {
+                    notes.say("--system-volume waits: the mixer '\(card)' has not answered within \(Self.answerLimit.compactDescription) (its sound server may be stopped or hung); the alarm sounds at the volume it has")
+                }
+            }
+        }
         return report
     }
 
     public func stop() async {
         await base.stop()
-        mixer?.restore()
-        mixer = nil
+        guard let change else { return }
+        self.change = nil
+        let restoring = onItsOwnThread(named: "snoozefuse-mixer") { change.restore() }
+        if await value(of: restoring, waitingAtMost: Self.restoreLimit) == nil {
+            notes.say("--system-volume: the mixer '\(card)' did not answer within \(Self.restoreLimit.compactDescription) when the alarm stopped; the volume is restored if it answers later, and is otherwise left at \(percent ?? 0) %")
+        }
+    }
+}
+
+/// One setting of the system volume, from its own thread: pending until the mixer answers, then
+/// applied (or failed); restored once.
+private final class MixerChange: Sendable {
+    private enum State {
+        case pending
+        /// Stopped before the mixer answered: the thread restores as soon as it has set the volume.
+        case abandoned
+        case applied(MixerHandle)
+        case done
     }
 
-    private func applyVolume() {
-        guard let percent, mixer == nil else { return }
-        do throws(ALSAError) {
-            let opened = try SystemMixerVolume()
-            try opened.set(percent: percent)
-            mixer = opened
-        } catch {
-            guard !noted else { return }
-            noted = true
-            note("--system-volume skipped: the ALSA mixer is not available (\(error.code)\(error.detail.map { ", \($0)" } ?? ""))")
+    private let state = Mutex(State.pending)
+
+    var isPending: Bool { state.withLock { if case .pending = $0 { true } else { false } } }
+
+    static func start(percent: Int, card: String, notes: OnceNotes) -> MixerChange {
+        let change = MixerChange()
+        let thread = Thread {
+            let mixer: MixerHandle
+            do throws(ALSAError) {
+                let opened = try SystemMixerVolume(card: card)
+                try opened.set(percent: percent)
+                mixer = MixerHandle(opened)
+            } catch {
+                change.state.withLock { $0 = .done }
+                notes.say("--system-volume skipped: the ALSA mixer is not available (\(error.code)\(error.detail.map { ", \($0)" } ?? ""))")
+                return
+            }
+            let restoreNow = change.state.withLock { state -> Bool in
+                if case .abandoned = state { state = .done; return true }
+                state = .applied(mixer)
+                return false
+            }
+            if restoreNow { mixer.restore() }
         }
+        thread.name = "snoozefuse-mixer"
+        thread.start()
+        return change
+    }
+
+    /// Puts the old volume back now if it was set, or as soon as it is if the mixer has not answered.
+    /// Blocks while the mixer's calls do.
+    func restore() {
+        let mixer = state.withLock { state -> MixerHandle? in
+            switch state {
+            case .pending: state = .abandoned; return nil
+            case .applied(let mixer): state = .done; return mixer
+            case .abandoned, .done: return nil
+            }
+        }
+        mixer?.restore()
+    }
+}
+
+/// The mixer, handed from the thread that opened it to the one that restores it: only one of them
+/// touches it at a time (the hand-over goes through `MixerChange`'s lock).
+private final class MixerHandle: @unchecked Sendable {
+    private let mixer: SystemMixerVolume
+    init(_ mixer: SystemMixerVolume) { self.mixer = mixer }
+    func restore() { mixer.restore() }
+}
+
+/// Passes each distinct note on once.
+private final class OnceNotes: Sendable {
+    private let said = Mutex(Set<String>())
+    private let note: @Sendable (String) -> Void
+    init(_ note: @escaping @Sendable (String) -> Void) { self.note = note }
+
+    func say(_ text: String) {
+        if said.withLock({ $0.insert(text).inserted }) { note(text) }
     }
 }

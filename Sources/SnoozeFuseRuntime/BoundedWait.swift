@@ -39,29 +39,34 @@ private final class FirstValue<T: Sendable>: Sendable {
     }
 }
 
+/// Runs `body` on a new thread named `name` (never on Swift's shared pool, which a call that blocks
+/// would hold up) and gives its value as a task's, to be awaited, or abandoned with ``value(of:waitingAtMost:)``.
+func onItsOwnThread<T: Sendable>(named name: String, _ body: @escaping @Sendable () -> T) -> Task<T, Never> {
+    Task {
+        await withCheckedContinuation { continuation in
+            let thread = Thread { continuation.resume(returning: body()) }
+            thread.name = name
+            thread.start()
+        }
+    }
+}
+
 /// Opens `device` and starts playback on it (an alarm, or a sleep sound) from a thread of its own: `snd_pcm_open` can hang
 /// for ever, and it must hold up neither the nap's executor nor the chain.
 func startPlaybackOnItsOwnThread(
     device: String, settings: AlarmPlaybackSettings, due: ContinuousClock.Instant?, position: Duration,
     events: AsyncStream<PCMPlaybackThread.Event>.Continuation
 ) -> Task<Result<AlarmPlayback, AlarmPlayerError>, Never> {
-    Task {
-        await withCheckedContinuation { continuation in
-            let thread = Thread {
-                do throws(AlarmPlayerError) {
-                    let playback = try AlarmPlayer.start(device: device, settings: settings, due: due,
-                                                         from: position) { event in
-                        events.yield(event)
-                        if case .ended = event { events.finish() }
-                    }
-                    continuation.resume(returning: .success(playback))
-                } catch {
-                    events.finish()
-                    continuation.resume(returning: .failure(error))
-                }
+    onItsOwnThread(named: "snoozefuse-open") {
+        do throws(AlarmPlayerError) {
+            let playback = try AlarmPlayer.start(device: device, settings: settings, due: due, from: position) { event in
+                events.yield(event)
+                if case .ended = event { events.finish() }
             }
-            thread.name = "snoozefuse-open"
-            thread.start()
+            return .success(playback)
+        } catch {
+            events.finish()
+            return .failure(error)
         }
     }
 }

@@ -100,9 +100,9 @@ struct Nap: AsyncParsableCommand {
         )
         let bell = TerminalBellAlarm.onControllingTerminal(usesColour: terminal.usesColour, hint: hint)
         let alarm = AudioAlarmOutput(device: audio.device, settings: settings, fallback: bell)
-        let systemVolume = SystemVolumeDuringAlarm(percent: audio.systemVolume, base: alarm) { note in
-            if !quiet { writeLine("snoozefuse: \(note)", to: STDERR_FILENO) }
-        }
+        // The mixer's notes are warnings: an event, and a line even with --quiet.
+        let (volumeNotes, volumeNote) = AsyncStream.makeStream(of: String.self)
+        let systemVolume = SystemVolumeDuringAlarm(percent: audio.systemVolume, base: alarm) { volumeNote.yield($0) }
         // Everything the nap starts runs on one parked thread of its own (see SerialThreadExecutor).
         let executor = SerialThreadExecutor(name: "snoozefuse-nap")
         let changes = Task(executorPreference: executor) {
@@ -112,6 +112,11 @@ struct Nap: AsyncParsableCommand {
         }
         let pluginNotes = Task(executorPreference: executor) {
             for await note in napPlugins.notices {
+                await observer.record(record(.warning, origin: observer.sessionOrigin, output: nil, message: note))
+            }
+        }
+        let volumeWarnings = Task(executorPreference: executor) {
+            for await note in volumeNotes {
                 await observer.record(record(.warning, origin: observer.sessionOrigin, output: nil, message: note))
             }
         }
@@ -144,6 +149,8 @@ struct Nap: AsyncParsableCommand {
         await changes.value
         napPlugins.finish()
         await pluginNotes.value
+        volumeNote.finish()
+        await volumeWarnings.value
         observer.finish(outcome: outcome)
         withExtendedLifetime(signals) {}
         throw ExitStatus.forOutcome(outcome, interrupted: interrupted.load(ordering: .relaxed))

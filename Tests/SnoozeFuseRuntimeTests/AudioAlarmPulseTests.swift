@@ -342,10 +342,10 @@ struct PulseNap {
     let events: LineCollector
     let messages: LineCollector
 
-    init(on pulse: PrivatePulse, ringLimit: Int, through driver: [String] = []) throws {
+    init(on pulse: PrivatePulse, ringLimit: Int, through driver: [String] = [], options: [String] = []) throws {
         let nap = [BuiltProducts.executable("snoozefuse").path, "nap", "--preset", "quick-test", "--no-hold",
                    "--device", "pulse", "--fade-in", "1", "--volume", "80", "--ring-limit", "\(ringLimit)",
-                   "--events", "jsonl", "--quiet"]
+                   "--events", "jsonl", "--quiet"] + options
         let command = driver + nap
         process = try pulse.launch(URL(fileURLWithPath: command[0]), Array(command.dropFirst()))
         events = LineCollector(process.standardOutput)

@@ -1,0 +1,138 @@
+import Foundation
+import SnoozeFuseTestSupport
+import Testing
+
+/// `nap --system-volume` against a real mixer: the ALSA `pulse` control plugin's `Master`, which is
+/// the test's own PulseAudio daemon's default sink (the null sink), read back with `pactl`.
+@Suite("System volume during the alarm (ALSA mixer on a PulseAudio null sink)", .serialized)
+struct SystemVolumePulseTests {
+    @Test("the mixer's Master is at --system-volume while the alarm sounds and back where it was after")
+    func setsAndRestoresTheVolume() async throws {
+        let pulse = try PrivatePulse()
+        defer { pulse.cleanUp() }
+        let seen = try await onOwnThread { () throws -> VolumeSeen in
+            var seen = VolumeSeen()
+            try pulse.startDaemon()
+            try pulse.pactl(["set-sink-volume", "nullsink", "30%"])
+            seen.before = try pulse.sinkVolumePercent()
+            let nap = try PulseNap(on: pulse, ringLimit: 4, options: ["--system-volume", "70"])
+            _ = try nap.events.waitBlocking(for: "the alarm") { $0["event"] as? String == "alarm" }
+            // The mixer is set from a thread of its own once the sound has started: poll for it.
+            for _ in 0 ..< 40 {
+                seen.during = try pulse.sinkVolumePercent()
+                if seen.during == 70 { break }
+                usleep(50_000)
+            }
+            var end = Seen()
+            try nap.waitForTheEnd(into: &end)
+            seen.after = try pulse.sinkVolumePercent()
+            seen.outcome = end.outcome
+            seen.status = end.status
+            seen.stderr = end.stderr
+            return seen
+        }
+        #expect(seen.before == 30)
+        #expect(seen.during == 70, "stderr: \(seen.stderr)")
+        #expect(seen.after == 30)
+        #expect(seen.outcome == "ring_limit")
+        #expect(seen.status == 0, "\(seen.stderr)")
+        #expect(!seen.stderr.contains("--system-volume"), "\(seen.stderr)")
+    }
+
+    @Test("a mixer whose server does not answer holds up neither the alarm nor its end")
+    func hungMixerDelaysNothing() async throws {
+        let pulse = try PrivatePulse()
+        defer { pulse.cleanUp() }
+        let seen = try await onOwnThread { () throws -> VolumeSeen in
+            var seen = VolumeSeen()
+            try pulse.startDaemon()
+            pulse.pauseDaemon()
+            // The alarm's opens of `pulse` and `default` hang too and give up after 1 s each; it
+            // sounds on the bell, and the mixer, opened after that, hangs for good.
+            let nap = try PulseNap(on: pulse, ringLimit: 3, options: ["--system-volume", "70"])
+            let alarm = try nap.events.waitBlocking(for: "the alarm") { $0["event"] as? String == "alarm" }
+            seen.lateness = alarm["lateness_ms"] as? Double
+            seen.alarmAt = alarm["t"] as? Double
+            let warning = try nap.events.waitBlocking(for: "the warning about the mixer") {
+                $0["event"] as? String == "warning" && ($0["message"] as? String)?.contains("--system-volume") == true
+            }
+            seen.warning = warning["message"] as? String ?? ""
+            var end = Seen()
+            try nap.waitForTheEnd(into: &end)
+            let ended = try nap.events.waitBlocking(for: "the end") { $0["event"] as? String == "end" }
+            seen.endAt = ended["t"] as? Double
+            seen.outcome = end.outcome
+            seen.status = end.status
+            seen.stderr = end.stderr
+            return seen
+        }
+        let lateness = try #require(seen.lateness)
+        #expect(lateness < 500, "the alarm was \(lateness) ms late; stderr: \(seen.stderr)")
+        // The ring limit (3 s) ends the session on time although the mixer never answered.
+        let ringing = try #require(seen.endAt) - (try #require(seen.alarmAt))
+        #expect(ringing > 2.5 && ringing < 4.5, "rang \(ringing) s; stderr: \(seen.stderr)")
+        #expect(seen.warning.hasPrefix("--system-volume waits: the mixer 'default' has not answered within 1s"), "\(seen.warning)")
+        #expect(seen.stderr.contains("snoozefuse: warning: --system-volume waits: the mixer 'default' has not answered within 1s"), "\(seen.stderr)")
+        #expect(seen.outcome == "ring_limit")
+        #expect(seen.status == 0, "exit status \(seen.status); stderr: \(seen.stderr)")
+    }
+
+    @Test("without a mixer the volume is skipped with a note and the alarm sounds")
+    func noMixerIsSkippedWithANote() async throws {
+        let pulse = try PrivatePulse()   // no daemon: `default` has no mixer here (no sound card)
+        defer { pulse.cleanUp() }
+        let seen = try await onOwnThread { () throws -> VolumeSeen in
+            var seen = VolumeSeen()
+            let nap = try PulseNap(on: pulse, ringLimit: 2, options: ["--system-volume", "70", "--device", "null"])
+            let alarm = try nap.events.waitBlocking(for: "the alarm") { $0["event"] as? String == "alarm" }
+            seen.startedOn = alarm["output"] as? String ?? ""
+            var end = Seen()
+            try nap.waitForTheEnd(into: &end)
+            seen.outcome = end.outcome
+            seen.status = end.status
+            seen.stderr = end.stderr
+            return seen
+        }
+        #expect(seen.startedOn == "ALSA null")
+        #expect(seen.stderr.contains("snoozefuse: warning: --system-volume skipped: the ALSA mixer is not available"), "\(seen.stderr)")
+        #expect(seen.outcome == "ring_limit")
+        #expect(seen.status == 0, "\(seen.stderr)")
+    }
+}
+
+struct VolumeSeen: Sendable {
+    var before: Int?
+    var during: Int?
+    var after: Int?
+    var startedOn = ""
+    var warning = ""
+    var lateness: Double?
+    var alarmAt: Double?
+    var endAt: Double?
+    var outcome = ""
+    var status: Int32 = -1
+    var stderr = ""
+}
+
+extension PrivatePulse {
+    /// Runs `pactl` against the private daemon; returns its standard output when `output` is set.
+    @discardableResult
+    func pactl(_ arguments: [String], output wanted: Bool = false) throws -> String {
+        let process = try launch(executableInPath("pactl"), arguments)
+        let output = LineCollector(process.standardOutput)
+        PrivatePulse.waitForExit(process)
+        guard process.terminationStatus == 0 else {
+            throw Failure(description: "pactl \(arguments.joined(separator: " ")) failed (\(process.terminationStatus))")
+        }
+        // The collector's thread reads until end of file; the process has exited, so that comes.
+        for _ in 0 ..< 200 where wanted && output.text.isEmpty { usleep(10_000) }
+        return output.text
+    }
+
+    /// The null sink's volume in percent (its first channel), as `pactl get-sink-volume` reports it.
+    func sinkVolumePercent() throws -> Int? {
+        let text = try pactl(["get-sink-volume", "nullsink"], output: true)
+        guard let percent = text.firstMatch(of: /(\d+)%/) else { return nil }
+        return Int(percent.1)
+    }
+}
