@@ -60,7 +60,32 @@ public enum ALSADeviceList {
     /// answers `EBUSY` instead of waiting) and closed again; `probe` reports the result. alsa-lib's own
     /// messages are captured into the errors. Note that some plugins' libraries print to stderr by
     /// themselves (libjack does when no JACK server runs); that output does not pass through alsa-lib.
-    public static func pcmDevices(probe: Bool = true) throws(ALSAError) -> [ALSAPCMDevice] {
+    ///
+    /// A sound server that does not answer (a stopped PulseAudio) makes alsa-lib wait for ever, in
+    /// the open of a PCM on it and in loading the configuration, whose hooks ask the server: each
+    /// probe runs on a thread of its own and is given `answerLimit`, after which it fails with
+    /// `ETIMEDOUT`; the listing is given three times that.
+    /// - Throws: `ALSAError` (`listDevices`), `ETIMEDOUT` when the listing did not return in time.
+    public static func pcmDevices(probe: Bool = true, answerLimit: Duration = .seconds(1)) throws(ALSAError) -> [ALSAPCMDevice] {
+        let listLimit = answerLimit * 3
+        guard let listed = BoundedCall.run(named: "snoozefuse-list", waitingAtMost: listLimit, {
+            Result { () throws(ALSAError) in try listPCMs() }
+        }) else {
+            throw ALSAError(device: "(all)", operation: .listDevices, code: .timedOut,
+                            detail: "alsa-lib did not list the PCMs within \(listLimit): loading its configuration did not finish (a hook that asks a sound server which does not answer, or a file that cannot be read)")
+        }
+        var devices = try listed.get()
+        guard probe else { return devices }
+        for index in devices.indices where devices[index].canPlay {
+            let name = devices[index].name
+            devices[index].probe = BoundedCall.run(named: "snoozefuse-probe", waitingAtMost: answerLimit) {
+                probePlayback(name)
+            } ?? .fails(ALSAError(device: name, operation: .open, code: .timedOut, detail: "no answer within \(answerLimit)"))
+        }
+        return devices
+    }
+
+    private static func listPCMs() throws(ALSAError) -> [ALSAPCMDevice] {
         var hintsPointer: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
         try ALSACall.check(device: "(all)", .listDevices) {
             snd_device_name_hint(-1, "pcm", &hintsPointer)
@@ -78,12 +103,7 @@ public enum ALSADeviceList {
             case "Input": .capture
             default: .both
             }
-            var device = ALSAPCMDevice(name: name, description: hintValue(hint, "DESC"),
-                                       direction: direction, probe: .notProbed)
-            if probe && device.canPlay {
-                device.probe = probePlayback(name)
-            }
-            devices.append(device)
+            devices.append(ALSAPCMDevice(name: name, description: hintValue(hint, "DESC"), direction: direction, probe: .notProbed))
         }
         return devices
     }

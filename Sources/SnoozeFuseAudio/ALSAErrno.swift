@@ -60,6 +60,9 @@ public struct ALSAErrno: RawRepresentable, Sendable, Hashable, CustomStringConve
     public static var badState: ALSAErrno { ALSAErrno(rawValue: EBADFD) }
     /// `ECONNREFUSED`: a sound-server plugin (e.g. `pulse`) found no server to connect to.
     public static var connectionRefused: ALSAErrno { ALSAErrno(rawValue: ECONNREFUSED) }
+    /// `ETIMEDOUT`: a call did not return in the time this library gave it (a device or sound server
+    /// that does not answer); set by this library, alsa-lib itself waits for ever.
+    public static var timedOut: ALSAErrno { ALSAErrno(rawValue: ETIMEDOUT) }
 
     /// The codes after which the PCM cannot be used again and must be closed and reopened.
     public var meansDeviceLost: Bool {
@@ -89,6 +92,7 @@ public struct ALSAErrno: RawRepresentable, Sendable, Hashable, CustomStringConve
         case ESTRPIPE: "ESTRPIPE"
         case EBADFD: "EBADFD"
         case ECONNREFUSED: "ECONNREFUSED"
+        case ETIMEDOUT: "ETIMEDOUT"
         default: "errno \(rawValue)"
         }
     }

@@ -106,6 +106,10 @@ public struct ALSAError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// What the user can do about it.
     public var suggestion: String? {
+        if code == .timedOut {
+            return "the device or its sound server does not answer (stopped, hung or overloaded); check it "
+                + "(`pactl info` for PulseAudio) or choose another --device"
+        }
         switch kind {
         case .noSuchDevice:
             if mentionsMissingCard {

@@ -6,8 +6,10 @@ struct Devices: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List ALSA playback devices and whether each opens.",
         discussion: """
-        Each PCM that can play is opened for playback and closed again at once. Pass the name to \\
-        --device. Example: snoozefuse devices --json | jq '.[] | select(.opens)'
+        Each PCM that can play is opened for playback and closed again at once. Pass the name to \
+        --device. A PCM that does not answer within 1s (its sound server stopped or hung) is \
+        listed as failing with ETIMEDOUT. Exits 69 when the PCMs cannot be listed.
+        Example: snoozefuse devices --json | jq '.[] | select(.opens)'
         """
     )
 
@@ -38,7 +40,12 @@ struct Devices: ParsableCommand {
             case .opens: entry.opens = true
             case .fails(let error):
                 entry.opens = false
-                entry.error = "\(error.code)" + (error.kind == .noSuchDevice || error.kind == .noSoundServer ? " (\(error.kind))" : "")
+                entry.error = "\(error.code)"
+                if error.code == .timedOut, let detail = error.detail {
+                    entry.error? += " (\(detail))"
+                } else if error.kind == .noSuchDevice || error.kind == .noSoundServer {
+                    entry.error? += " (\(error.kind))"
+                }
             }
             return entry
         }

@@ -190,11 +190,12 @@ final class PrivatePulse: Sendable {
                            "--channels=2", "--latency-msec=50"], standardOutput: handle)
     }
 
-    func launch(_ executable: URL, _ arguments: [String], standardOutput: FileHandle? = nil) throws -> Process {
+    func launch(_ executable: URL, _ arguments: [String], standardOutput: FileHandle? = nil,
+                extraEnvironment: [String: String] = [:]) throws -> Process {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
-        process.environment = environment
+        process.environment = environment.merging(extraEnvironment) { _, extra in extra }
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = standardOutput ?? Pipe()
         process.standardError = standardOutput == nil ? Pipe() : FileHandle.nullDevice
