@@ -160,13 +160,16 @@ public actor AudioAlarmOutput: AlarmOutput {
     /// Whether `arm` or `start` has run the chain since the last `stop`.
     private var chainTried = false
     private var watchdog: Task<Void, Never>?
+    private let scheduling: AlarmScheduling
 
     /// - Parameters:
     ///   - device: the requested PCM (`default` when nil).
     ///   - fallback: what sounds when no device does (the terminal bell).
     ///   - fallbackName: its name in reports (`AlarmStartReport.output` of the fallback is used when known).
+    ///   - scheduling: where its tasks run and what the watchdog, the reconnects and the time
+    ///     limits sleep on (see ``AlarmScheduling``; pass the nap's).
     public init(device: String? = nil, settings: AlarmPlaybackSettings, fallback: any AlarmOutput,
-                fallbackName: String = "terminal bell",
+                fallbackName: String = "terminal bell", scheduling: AlarmScheduling = AlarmScheduling(),
                 reconnectDelays: [Duration] = [.seconds(2), .seconds(4), .seconds(8)],
                 openTimeout: Duration = .seconds(1), silenceTimeout: Duration = .seconds(1),
                 stallTimeout: Duration = .seconds(3),
@@ -177,6 +180,7 @@ public actor AudioAlarmOutput: AlarmOutput {
         self.settings = settings
         self.fallback = fallback
         self.fallbackName = fallbackName
+        self.scheduling = scheduling
         self.reconnectDelays = reconnectDelays.isEmpty ? [.seconds(8)] : reconnectDelays
         self.openTimeout = openTimeout
         self.silenceTimeout = silenceTimeout
@@ -231,7 +235,7 @@ public actor AudioAlarmOutput: AlarmOutput {
             current = nil
             // One still opening is stopped by `opened` when it opens.
             if let playback = attempt.playback {
-                _ = await value(of: Task { await playback.stop() }, waitingAtMost: closeTimeout)
+                _ = await value(of: scheduling.task { await playback.stop() }, waitingAtMost: closeTimeout, scheduling: scheduling)
             }
         }
         if fallbackSounding {
@@ -296,18 +300,19 @@ public actor AudioAlarmOutput: AlarmOutput {
         current = Attempt(generation: generation, device: device, due: due ?? now, playback: nil,
                           silentSince: max(due ?? now, now), firstWrite: nil)
         let (events, continuation) = AsyncStream.makeStream(of: PCMPlaybackThread.Event.self)
-        let opening = startPlaybackOnItsOwnThread(device: device, settings: settings, due: due, position: position, events: continuation)
-        Task {
+        let opening = startPlaybackOnItsOwnThread(device: device, settings: settings, due: due, position: position,
+                                                  events: continuation, scheduling: scheduling)
+        scheduling.task {
             for await event in events {
-                await handle(event, generation: generation)
+                await self.handle(event, generation: generation)
             }
         }
-        Task {
-            if let result = await value(of: opening, waitingAtMost: openTimeout) {
-                await opened(result, generation: generation, device: device)
+        scheduling.task {
+            if let result = await value(of: opening, waitingAtMost: self.openTimeout, scheduling: self.scheduling) {
+                await self.opened(result, generation: generation, device: device)
             } else {
-                await openTimedOut(generation: generation, device: device)
-                await opened(await opening.value, generation: generation, device: device)
+                await self.openTimedOut(generation: generation, device: device)
+                await self.opened(await opening.value, generation: generation, device: device)
             }
         }
     }
@@ -459,10 +464,11 @@ public actor AudioAlarmOutput: AlarmOutput {
     /// device would have been silent too long, and at least once per `silenceTimeout`.
     private func startWatchdog(firstLook: ContinuousClock.Instant) {
         watchdog?.cancel()
-        watchdog = Task { [weak self] in
+        let scheduling = scheduling
+        watchdog = scheduling.task { [weak self] in
             var wake = firstLook
             while true {
-                guard (try? await Task.sleep(until: wake, clock: .continuous)) != nil else { return }
+                guard (try? await scheduling.clock.sleep(for: ContinuousClock.now.duration(to: wake))) != nil else { return }
                 // Woken well after its time: the system was suspended (the clock counts through
                 // suspend); the device gets a fresh period to resume before it counts as stalled.
                 let overslept = wake.duration(to: .now) > .milliseconds(500)
@@ -521,8 +527,9 @@ public actor AudioAlarmOutput: AlarmOutput {
         let delay = reconnectDelays[min(reconnectAttempt, reconnectDelays.count - 1)]
         reconnectAttempt += 1
         let at = max(ContinuousClock.now, alarmDue).advanced(by: delay)
-        reconnectTask = Task { [weak self] in
-            guard (try? await Task.sleep(until: at, clock: .continuous)) != nil else { return }
+        let scheduling = scheduling
+        reconnectTask = scheduling.task { [weak self] in
+            guard (try? await scheduling.clock.sleep(for: ContinuousClock.now.duration(to: at))) != nil else { return }
             await self?.reconnect(device: device)
         }
     }

@@ -22,10 +22,14 @@ public actor SystemVolumeDuringAlarm: AlarmOutput {
     private let base: any AlarmOutput
     private let notes: OnceNotes
     private var change: MixerChange?
+    private let scheduling: AlarmScheduling
 
-    /// `card`: the mixer to attach to (another than `default` only in tests).
-    public init(percent: Int?, card: String = "default", base: any AlarmOutput, note: @escaping @Sendable (String) -> Void) {
+    /// `card`: the mixer to attach to (another than `default` only in tests). `scheduling`: where its
+    /// tasks run and what its waits are timed on (pass the nap's).
+    public init(percent: Int?, card: String = "default", base: any AlarmOutput,
+                scheduling: AlarmScheduling = AlarmScheduling(), note: @escaping @Sendable (String) -> Void) {
         self.percent = percent
+        self.scheduling = scheduling
         self.card = card
         self.base = base
         notes = OnceNotes(note)
@@ -41,9 +45,9 @@ public actor SystemVolumeDuringAlarm: AlarmOutput {
         if let percent, change == nil {
             let started = MixerChange.start(percent: percent, card: card, notes: notes)
             change = started
-            let card = card, notes = notes
-            Task {
-                try? await Task.sleep(for: Self.answerLimit)
+            let card = card, notes = notes, clock = scheduling.clock
+            scheduling.task {
+                try? await clock.sleep(for: Self.answerLimit)
                 if started.isPending {
                     notes.say("--system-volume waits: the mixer '\(card)' has not answered within \(Self.answerLimit.compactDescription) (its sound server may be stopped or hung); the alarm sounds at the volume it has")
                 }
@@ -56,8 +60,8 @@ public actor SystemVolumeDuringAlarm: AlarmOutput {
         await base.stop()
         guard let change else { return }
         self.change = nil
-        let restoring = onItsOwnThread(named: "snoozefuse-mixer") { change.restore() }
-        if await value(of: restoring, waitingAtMost: Self.restoreLimit) == nil {
+        let restoring = onItsOwnThread(named: "snoozefuse-mixer", scheduling: scheduling) { change.restore() }
+        if await value(of: restoring, waitingAtMost: Self.restoreLimit, scheduling: scheduling) == nil {
             notes.say("--system-volume: the mixer '\(card)' did not answer within \(Self.restoreLimit.compactDescription) when the alarm stopped; the volume is restored if it answers later, and is otherwise left at \(percent ?? 0) %")
         }
     }

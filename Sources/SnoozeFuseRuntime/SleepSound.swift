@@ -34,6 +34,7 @@ public final class AudioSleepSound: SleepSoundOutput {
     public let longestFadeOut: Duration
     /// How long `stop()` waits for the audio thread to close the device.
     public let closeLimit: Duration
+    private let scheduling: AlarmScheduling
     private let onNotice: @Sendable (String) -> Void
     private let state = Mutex(State())
 
@@ -43,9 +44,12 @@ public final class AudioSleepSound: SleepSoundOutput {
         var playback: AlarmPlayback?
     }
 
+    /// `scheduling`: where its tasks run and what the bounded close is timed on (pass the nap's).
     public init(device: String, settings: AlarmPlaybackSettings, longestFadeOut: Duration = .seconds(20),
-                closeLimit: Duration = .seconds(1), onNotice: @escaping @Sendable (String) -> Void) {
+                closeLimit: Duration = .seconds(1), scheduling: AlarmScheduling = AlarmScheduling(),
+                onNotice: @escaping @Sendable (String) -> Void) {
         self.device = device
+        self.scheduling = scheduling
         self.settings = settings
         self.longestFadeOut = longestFadeOut
         self.closeLimit = closeLimit
@@ -63,13 +67,14 @@ public final class AudioSleepSound: SleepSoundOutput {
         settings.gain.fadeOut = min(longestFadeOut, duration / 3)
         settings.onSourceFailure = .silence
         let (events, feed) = AsyncStream.makeStream(of: PCMPlaybackThread.Event.self)
-        let opening = startPlaybackOnItsOwnThread(device: device, settings: settings, due: nil, position: .zero, events: feed)
-        Task { [onNotice] in
+        let opening = startPlaybackOnItsOwnThread(device: device, settings: settings, due: nil, position: .zero, events: feed,
+                                                  scheduling: scheduling)
+        scheduling.task { [onNotice] in
             for await case .ended(.failed(let error)) in events {
                 onNotice("the sleep sound stopped: \(error); napping in silence")
             }
         }
-        Task { [self] in
+        scheduling.task { [self] in
             switch await opening.value {
             case .success(let playback):
                 let current = state.withLock { state -> Bool in
@@ -94,7 +99,7 @@ public final class AudioSleepSound: SleepSoundOutput {
         guard let playback else { return }
         // A device that blocks its close (a stalled sound server) is left to close on its own
         // rather than hold up the alarm.
-        if await value(of: Task { await playback.stop() }, waitingAtMost: closeLimit) == nil {
+        if await value(of: scheduling.task { await playback.stop() }, waitingAtMost: closeLimit, scheduling: scheduling) == nil {
             onNotice("the sleep sound's device \(device) did not close within \(closeLimit.compactDescription); the alarm goes on without waiting for it")
         }
     }

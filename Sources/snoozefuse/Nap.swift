@@ -99,12 +99,17 @@ struct Nap: AsyncParsableCommand {
             jsonLines: events == .jsonl, quiet: quiet, terminal: terminal, timers: timers, presetName: chosen.name
         )
         let bell = TerminalBellAlarm.onControllingTerminal(usesColour: terminal.usesColour, hint: hint)
-        let alarm = AudioAlarmOutput(device: audio.device, settings: settings, fallback: bell)
+        // Everything the nap starts runs on one parked thread of its own (see SerialThreadExecutor),
+        // and sleeps on one clock (one timer thread): the session's deadlines and the alarm's own.
+        let executor = SerialThreadExecutor(name: "snoozefuse-nap")
+        let clock = BootTimeClock()
+        let scheduling = AlarmScheduling(clock: clock, executor: executor)
+        let alarm = AudioAlarmOutput(device: audio.device, settings: settings, fallback: bell, scheduling: scheduling)
         // The mixer's notes are warnings: an event, and a line even with --quiet.
         let (volumeNotes, volumeNote) = AsyncStream.makeStream(of: String.self)
-        let systemVolume = SystemVolumeDuringAlarm(percent: audio.systemVolume, base: alarm) { volumeNote.yield($0) }
-        // Everything the nap starts runs on one parked thread of its own (see SerialThreadExecutor).
-        let executor = SerialThreadExecutor(name: "snoozefuse-nap")
+        let systemVolume = SystemVolumeDuringAlarm(percent: audio.systemVolume, base: alarm, scheduling: scheduling) {
+            volumeNote.yield($0)
+        }
         let changes = Task(executorPreference: executor) {
             for await change in alarm.outputChanges {
                 await observer.record(outputRecord(change, origin: observer.sessionOrigin))
@@ -122,11 +127,11 @@ struct Nap: AsyncParsableCommand {
         }
         let alarmWithPulses = napPlugins.alarmOutput(wrapping: systemVolume)
         var driver = SessionDriver(
-            clock: BootTimeClock(), timers: timers, alarm: alarmWithPulses,
+            clock: clock, timers: timers, alarm: alarmWithPulses,
             observer: napPlugins.heartbeatObserver(wrapping: observer, bpm: plugins.bpm, executor: executor),
             showsCountdown: !quiet && terminal.isTerminal, taskExecutor: executor
         )
-        driver.sleepSound = napPlugins.sleepSound(device: plugins.sleepDevice ?? audio.device, percent: plugins.sleepVolume)
+        driver.sleepSound = napPlugins.sleepSound(device: plugins.sleepDevice ?? audio.device, percent: plugins.sleepVolume, scheduling: scheduling)
 
         let (inputs, feed) = AsyncStream.makeStream(of: SessionEvent.self)
         let interrupted = Atomic<Bool>(false)

@@ -133,11 +133,11 @@ final class NapPlugins: Sendable {
 
     /// The sleep sound on `device` at `percent`, when `--sleep-sound` started one; its problems
     /// become the session's warnings.
-    func sleepSound(device: String, percent: Int) -> AudioSleepSound? {
+    func sleepSound(device: String, percent: Int, scheduling: AlarmScheduling) -> AudioSleepSound? {
         guard let sleepStream else { return nil }
         let settings = AlarmPlaybackSettings(sound: .custom(sleepStream.customSound),
                                              gain: AlarmGain(percent: percent, fadeIn: .seconds(10)))
-        return AudioSleepSound(device: device, settings: settings) { [noticeFeed] in noticeFeed.yield($0) }
+        return AudioSleepSound(device: device, settings: settings, scheduling: scheduling) { [noticeFeed] in noticeFeed.yield($0) }
     }
 
     /// `observer`, plus the heartbeat of SPEC §2 on every emitter while the session is `holding`.
@@ -208,6 +208,7 @@ actor HeartbeatObserver: SessionObserver {
 actor PulsingAlarmOutput: AlarmOutput {
     let base: any AlarmOutput
     let emitters: [PluginProcessEmitter]
+    private let clock = BootTimeClock()
     private var pattern: Task<Void, Never>?
 
     init(base: any AlarmOutput, emitters: [PluginProcessEmitter]) {
@@ -222,14 +223,14 @@ actor PulsingAlarmOutput: AlarmOutput {
     func start(reason: AlarmReason) async -> AlarmStartReport {
         let report = await base.start(reason: reason)
         pattern?.cancel()
-        let emitters = emitters
+        let emitters = emitters, clock = clock
         pattern = Task {
             let start = ContinuousClock.now
             var cycleStart = Duration.zero
             while !Task.isCancelled {
                 // Ten seconds of the pattern at a time (offsets keep counting from the start).
                 for pulse in PulsePattern.alarm(until: cycleStart + .seconds(10)) where pulse.offset >= cycleStart {
-                    guard (try? await Task.sleep(until: start.advanced(by: pulse.offset), clock: .continuous)) != nil else { return }
+                    guard (try? await clock.sleep(for: ContinuousClock.now.duration(to: start.advanced(by: pulse.offset)))) != nil else { return }
                     for emitter in emitters { emitter.emit(intensity: pulse.intensity, duration: pulse.duration) }
                 }
                 cycleStart += .seconds(10)

@@ -117,11 +117,15 @@ struct Sounds: AsyncParsableCommand {
             let playFor = duration ?? length
             let settings = AlarmPlaybackSettings(sound: sound, gain: AlarmGain(percent: volume, fadeIn: fadeIn))
             let bell = TerminalBellAlarm(isTerminal: isatty(STDERR_FILENO) == 1, usesColour: false, hint: "(preview)")
-            let output = AudioAlarmOutput(device: device, settings: settings, fallback: bell)
+            // As in a nap: the player's tasks on a thread of their own, its sleeps on the boot clock.
+            let executor = SerialThreadExecutor(name: "snoozefuse-play")
+            let clock = BootTimeClock()
+            let output = AudioAlarmOutput(device: device, settings: settings, fallback: bell,
+                                          scheduling: AlarmScheduling(clock: clock, executor: executor))
             let origin = ContinuousClock.now
             let jsonLines = events == .jsonl
             // Records are made only when they are printed.
-            let changes = Task {
+            let changes = Task(executorPreference: executor) {
                 for await change in output.outputChanges {
                     if jsonLines { writeLine(outputRecord(change, origin: origin).jsonLine(), to: STDOUT_FILENO) }
                     writeLine("snoozefuse: \(change.message)", to: STDERR_FILENO)
@@ -138,7 +142,7 @@ struct Sounds: AsyncParsableCommand {
                 writeLine(started.jsonLine(), to: STDOUT_FILENO)
             }
             writeLine("snoozefuse: playing \(sound) on \(report.output) for \(playFor.compactDescription)", to: STDERR_FILENO)
-            try? await Task.sleep(until: origin.advanced(by: playFor), clock: .continuous)
+            try? await clock.sleep(for: ContinuousClock.now.duration(to: origin.advanced(by: playFor)))
             await output.stop()
             await output.finish()
             await changes.value
