@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Audio benchmarks (SPEC §8), side by side in one run:
 #   1. alarm lateness over N short naps (deadline → first frame written to ALSA): p50/p99/max
-#   2. CPU time per second of audio, the same WAV to the same real-time device (a PulseAudio null
-#      sink started here, private to this run), against `aplay`
+#   2. CPU time per second of audio in steady state, the same WAV to the same real-time device (a
+#      PulseAudio null sink started here, private to this run), against `aplay`
 #   3. peak memory streaming a 1-hour WAV, against `aplay` (both to ALSA's `null` PCM, which takes
 #      samples as fast as they come: aplay streams the whole file; snoozefuse streams it, looping,
 #      for 15 s of wall time, which is far more than an hour of audio)
@@ -45,30 +45,44 @@ pulseaudio --daemonize=no --exit-idle-time=-1 -n --log-target=stderr \
 daemon_pid=$!
 for _ in $(seq 50); do pactl info >/dev/null 2>&1 && break; sleep 0.1; done
 pactl info >/dev/null 2>&1 || { echo "bench-audio: PulseAudio did not start" >&2; cat "$work/pulse.log" >&2; exit 69; }
-# Marginal cost: CPU for a long play minus CPU for a short one, divided by the difference, so
-# start-up does not count as cost per second of audio; each figure is the median of three runs.
-# CPU seconds (user + system) of a command, from getrusage on its children: precise to the
-# scheduler's accounting, unlike GNU time's two decimals.
-cpu_of() {
-    python3 -c 'import resource, subprocess, sys
-subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-print("%.6f" % (usage.ru_utime + usage.ru_stime))' "$@"
+# Steady-state cost: the run time of every thread of the process (schedstat, in ns, as the
+# scheduler accounts it) from 5 s after it starts to 25 s after, divided by those 20 s of audio.
+# Start-up (linking, opening the device, the server's stream set-up) is outside the window, so it
+# adds no noise. Each is measured 5 times, alternating, and the medians are compared.
+steady_cpu() {
+    python3 - "$@" <<'EOF'
+import glob, os, signal, subprocess, sys, time
+def run_time(pid):
+    total = 0
+    for path in glob.glob(f"/proc/{pid}/task/*/schedstat"):
+        try:
+            total += int(open(path).read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
+process = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+time.sleep(5)
+first = run_time(process.pid)
+time.sleep(20)
+second = run_time(process.pid)
+alive = process.poll() is None
+process.send_signal(signal.SIGTERM)
+process.wait()
+if not alive:
+    sys.exit(f"bench-audio: {sys.argv[1]} ended before the window did")
+print("%.6f" % ((second - first) / 1e9 / 20))
+EOF
 }
-short=5 long=25
-median() { sort -n | sed -n 2p; }
-for length in "$short" "$long"; do
-    sox -n -r 44100 -c 2 -b 16 "$work/tone$length.wav" synth "$length" sine 440 sine 660 gain -6
-    for _ in 1 2 3; do cpu_of aplay -q -D pulse "$work/tone$length.wav"; done | median > "$work/aplay$length.cpu"
-    for _ in 1 2 3; do
-        cpu_of "$binary" sounds play "$work/tone$length.wav" --device pulse --duration "$length" --volume 100 --fade-in 0
-    done | median > "$work/sf$length.cpu"
+sox -n -r 44100 -c 2 -b 16 "$work/tone.wav" synth 40 sine 440 sine 660 gain -6
+median() { sort -n | sed -n 3p; }
+for _ in 1 2 3 4 5; do
+    steady_cpu aplay -q -D pulse "$work/tone.wav" >> "$work/aplay.cpu"
+    steady_cpu "$binary" sounds play "$work/tone.wav" --device pulse --duration 40 --volume 100 --fade-in 0 >> "$work/sf.cpu"
 done
-awk -v as="$(cat "$work/aplay$short.cpu")" -v al="$(cat "$work/aplay$long.cpu")" \
-    -v ss="$(cat "$work/sf$short.cpu")" -v sl="$(cat "$work/sf$long.cpu")" -v d="$((long - short))" 'BEGIN {
-    a = (al - as) / d; b = (sl - ss) / d
-    printf "aplay       %.6f s CPU per s of audio (median %.4f s for %d s, %.4f s for %d s)\n", a, al, d + 5, as, 5
-    printf "snoozefuse  %.6f s CPU per s of audio (median %.4f s for %d s, %.4f s for %d s)\n", b, sl, d + 5, ss, 5
+awk -v a="$(median < "$work/aplay.cpu")" -v b="$(median < "$work/sf.cpu")" \
+    -v as="$(sort -n "$work/aplay.cpu" | tr '\n' ' ')" -v bs="$(sort -n "$work/sf.cpu" | tr '\n' ' ')" 'BEGIN {
+    printf "aplay       %.6f s CPU per s of audio (median of: %s)\n", a, as
+    printf "snoozefuse  %.6f s CPU per s of audio (median of: %s)\n", b, bs
     if (a > 0) printf "ratio %.2f x aplay   budget <= 1.0: %s\n", b / a, (b <= a ? "met" : "NOT met")
     else printf "aplay used no measurable CPU per second\n"
 }'
