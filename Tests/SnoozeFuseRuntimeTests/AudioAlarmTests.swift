@@ -40,7 +40,11 @@ struct AudioAlarmTests {
     @Test("arming renders ahead and writes the first frame at the due instant, measuring its lateness")
     func armedStartMeasuresLateness() async throws {
         let bell = TerminalBellAlarm(fileDescriptor: -1, isTerminal: false, usesColour: false, hint: "")
-        let output = AudioAlarmOutput(device: "null", settings: AlarmPlaybackSettings(), fallback: bell)
+        // Its own executor and time limits no loaded test machine reaches: this is about the first
+        // frame's timing, not the hand-over (whose limits the frozen-server tests check).
+        let output = AudioAlarmOutput(device: "null", settings: AlarmPlaybackSettings(), fallback: bell,
+                                      scheduling: AlarmScheduling(executor: SerialThreadExecutor(name: "test-alarm")),
+                                      openTimeout: .seconds(60), silenceTimeout: .seconds(60))
         await output.arm(reason: .max, after: .milliseconds(300))
         let report = await output.start(reason: .max)
         await output.stop()
