@@ -29,8 +29,11 @@ link-order: build
 	$(MAKE) build
 
 # PREFIX/bin, PREFIX/lib/snoozefuse/plugins, PREFIX/share/snoozefuse/sounds (DESTDIR for packaging).
+# Only this package's products: building every product would also link the dependencies' own
+# (GRDB's dynamic library cannot link against the static Swift runtime).
+PLUGINS := tone noise terminal command led rumble
 install: build
-	$(SWIFT) build -c $(CONFIG) $(RELEASE_FLAGS)
+	@for plugin in $(PLUGINS); do $(SWIFT) build -c $(CONFIG) --product snoozefuse-$$plugin $(RELEASE_FLAGS) || exit 1; done
 	./Scripts/install.sh "$$($(SWIFT) build -c $(CONFIG) --show-bin-path $(RELEASE_FLAGS))" "$(PREFIX)"
 
 # On a terminal: hold any key while you drift off; elsewhere the release timer starts at once.
