@@ -18,19 +18,18 @@ public actor SystemVolumeDuringAlarm: AlarmOutput {
     public static let restoreLimit = Duration.milliseconds(500)
 
     private let percent: Int?
-    private let card: String
+    /// The mixer it attaches to: the default card's (on a desktop, the sound server's).
+    private let card = "default"
     private let base: any AlarmOutput
     private let notes: OnceNotes
     private var change: MixerChange?
     private let scheduling: AlarmScheduling
 
-    /// `card`: the mixer to attach to (another than `default` only in tests). `scheduling`: where its
-    /// tasks run and what its waits are timed on (pass the nap's).
-    public init(percent: Int?, card: String = "default", base: any AlarmOutput,
+    /// `scheduling`: where its tasks run and what its waits are timed on (pass the nap's).
+    public init(percent: Int?, base: any AlarmOutput,
                 scheduling: AlarmScheduling = AlarmScheduling(), note: @escaping @Sendable (String) -> Void) {
         self.percent = percent
         self.scheduling = scheduling
-        self.card = card
         self.base = base
         notes = OnceNotes(note)
     }
