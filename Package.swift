@@ -14,6 +14,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "snoozefuse", targets: ["snoozefuse"]),
+        // The only program that loads plugins: each plugin instance of a nap runs in a child of it.
+        .executable(name: "snoozefuse-plugin-host", targets: ["snoozefuse-plugin-host"]),
         .library(name: "SnoozeFuseCore", targets: ["SnoozeFuseCore"]),
         // MARK: Built-in plugins: dynamic libraries that see only the plugin ABI header
         .library(name: "snoozefuse-tone", type: .dynamic, targets: ["SnoozeFuseTonePlugin"]),
@@ -65,6 +67,14 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        // MARK: The process's machinery: one event loop (executor + boot-time clock), one bounded
+        // call, threads, file descriptors
+        .target(
+            name: "SnoozeFuseSystem",
+            dependencies: ["CLinux"],
+            swiftSettings: strictSettings
+        ),
+
         // MARK: Edges
         .target(
             name: "SnoozeFuseCAF",
@@ -72,18 +82,20 @@ let package = Package(
         ),
         .target(
             name: "SnoozeFuseAudio",
-            dependencies: [
-                "SnoozeFuseCore", "SnoozeFuseCAF", "CSndFile", "CALSA", "CSampleRate",
-                .product(name: "Logging", package: "swift-log"),
-            ],
+            dependencies: ["SnoozeFuseSystem", "CSndFile", "CALSA", "CSampleRate"],
             swiftSettings: strictSettings
         ),
         .target(
             name: "SnoozeFusePluginHost",
             dependencies: [
-                "SnoozeFusePluginABI", "SnoozeFuseAudio",
+                "SnoozeFusePluginABI", "SnoozeFuseSystem",
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "snoozefuse-plugin-host",
+            dependencies: ["SnoozeFusePluginHost", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
         .target(
@@ -100,7 +112,8 @@ let package = Package(
         .target(
             name: "SnoozeFuseRuntime",
             dependencies: [
-                "SnoozeFuseCore", "SnoozeFuseAudio", "CLinux",
+                "SnoozeFuseCore", "SnoozeFuseSystem", "SnoozeFuseAudio", "SnoozeFusePluginHost",
+                "SnoozeFuseSoundLibrary", "SnoozeFuseStore",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
@@ -110,10 +123,9 @@ let package = Package(
         .executableTarget(
             name: "snoozefuse",
             dependencies: [
-                "SnoozeFuseCore", "SnoozeFuseRuntime", "SnoozeFuseAudio", "SnoozeFusePluginHost",
-                "SnoozeFuseSoundLibrary", "SnoozeFuseStore", "SnoozeFuseCAF",
+                "SnoozeFuseCore", "SnoozeFuseRuntime", "SnoozeFuseSoundLibrary",
+                "SnoozeFuseAudio", "SnoozeFuseStore", "SnoozeFuseCAF",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
         ),
@@ -141,12 +153,12 @@ let package = Package(
         ),
         .testTarget(
             name: "SnoozeFuseRuntimeTests",
-            dependencies: ["SnoozeFuseRuntime", "SnoozeFuseCore", "SnoozeFuseAudio", "SnoozeFuseTestSupport"],
+            dependencies: ["SnoozeFuseRuntime", "SnoozeFuseCore", "SnoozeFuseAudio", "SnoozeFuseTestSupport", "snoozefuse"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "SnoozeFuseAudioTests",
-            dependencies: ["SnoozeFuseAudio", "CSndFile", "CALSA", "SnoozeFuseTestSupport"],
+            dependencies: ["SnoozeFuseAudio", "SnoozeFuseSystem", "CSndFile", "CALSA", "SnoozeFuseTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -162,7 +174,8 @@ let package = Package(
         .testTarget(
             name: "SnoozeFusePluginTests",
             dependencies: [
-                "SnoozeFusePluginHost", "SnoozeFuseAudio", "SnoozeFuseTestSupport", "snoozefuse",
+                "SnoozeFusePluginHost", "SnoozeFuseRuntime", "SnoozeFuseAudio", "SnoozeFuseTestSupport",
+                "snoozefuse", "snoozefuse-plugin-host",
                 .product(name: "Logging", package: "swift-log"),
             ],
             exclude: ["Fixtures"],
@@ -178,7 +191,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SnoozeFuseCLITests",
-            dependencies: ["snoozefuse", "SnoozeFuseTestSupport"],
+            dependencies: ["snoozefuse", "snoozefuse-plugin-host", "SnoozeFuseTestSupport"],
             swiftSettings: strictSettings
         ),
     ]

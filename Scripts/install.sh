@@ -1,6 +1,7 @@
 #!/bin/sh
 # Installs snoozefuse into PREFIX (default /usr/local) from a folder of built products:
 #   PREFIX/bin/snoozefuse
+#   PREFIX/lib/snoozefuse/snoozefuse-plugin-host        (the only program that loads plugins)
 #   PREFIX/lib/snoozefuse/plugins/libsnoozefuse-*.so   (the built-in plugins)
 #   PREFIX/share/snoozefuse/sounds/*.caf                (the built-in alarm sounds)
 # The binary finds the other two from its own location, so the tree can be moved as a whole.
@@ -18,19 +19,21 @@ if [ ! -x "$products/snoozefuse" ]; then
     exit 66
 fi
 missing=""
+[ -x "$products/snoozefuse-plugin-host" ] || missing=" snoozefuse-plugin-host"
 for plugin in tone noise terminal command led rumble; do
     [ -f "$products/libsnoozefuse-$plugin.so" ] || missing="$missing libsnoozefuse-$plugin.so"
 done
 if [ -n "$missing" ]; then
-    echo "install.sh: built plugins missing in $products:$missing (build every product: swift build -c release)" >&2
+    echo "install.sh: built products missing in $products:$missing (make install builds them)" >&2
     exit 66
 fi
 
 umask 022
 install -d "$destination/bin" "$destination/lib/snoozefuse/plugins" "$destination/share/snoozefuse/sounds"
 install -m 0755 "$products/snoozefuse" "$destination/bin/snoozefuse"
+install -m 0755 "$products/snoozefuse-plugin-host" "$destination/lib/snoozefuse/snoozefuse-plugin-host"
 for plugin in tone noise terminal command led rumble; do
     install -m 0644 "$products/libsnoozefuse-$plugin.so" "$destination/lib/snoozefuse/plugins/"
 done
 install -m 0644 "$root"/Sounds/*.caf "$destination/share/snoozefuse/sounds/"
-echo "installed snoozefuse in $destination (bin, lib/snoozefuse/plugins, share/snoozefuse/sounds)"
+echo "installed snoozefuse in $destination (bin, lib/snoozefuse, lib/snoozefuse/plugins, share/snoozefuse/sounds)"

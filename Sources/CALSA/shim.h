@@ -5,7 +5,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/prctl.h>
 
 /* Everything `static` in this header exists once per object file that uses it. alsa-lib's message
  * handler is process-wide: only SnoozeFuseAudio installs it (through ALSAMessageCapture). */
@@ -55,12 +54,6 @@ static void snoozefuse_alsa_error_trampoline(const char *file, int line, const c
 static inline int snoozefuse_alsa_set_message_sink(snoozefuse_alsa_message_callback sink) {
     snoozefuse_alsa_message_sink = sink;
     return snd_lib_error_set_handler(snoozefuse_alsa_error_trampoline);
-}
-
-/* Names the calling thread (visible in `top -H`, gdb, perf) for the audio thread. pthread_setname_np
- * needs _GNU_SOURCE, and prctl is variadic: both unreachable from Swift. At most 15 bytes are kept. */
-static inline int snoozefuse_name_current_thread(const char *name) {
-    return prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL);
 }
 
 #endif

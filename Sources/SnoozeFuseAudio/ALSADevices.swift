@@ -1,4 +1,5 @@
 import CALSA
+import SnoozeFuseSystem
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -68,9 +69,9 @@ public enum ALSADeviceList {
     /// - Throws: `ALSAError` (`listDevices`), `ETIMEDOUT` when the listing did not return in time.
     public static func pcmDevices(probe: Bool = true, answerLimit: Duration = .seconds(1)) throws(ALSAError) -> [ALSAPCMDevice] {
         let listLimit = answerLimit * 3
-        guard let listed = BoundedCall.run(named: "snoozefuse-list", waitingAtMost: listLimit, {
+        guard let listed = BoundedCall.start(named: "snoozefuse-list", {
             Result { () throws(ALSAError) in try listPCMs() }
-        }) else {
+        }).wait(atMost: listLimit) else {
             throw ALSAError(device: "(all)", operation: .listDevices, code: .timedOut,
                             detail: "alsa-lib did not list the PCMs within \(listLimit): loading its configuration did not finish (a hook that asks a sound server which does not answer, or a file that cannot be read)")
         }
@@ -78,9 +79,9 @@ public enum ALSADeviceList {
         guard probe else { return devices }
         for index in devices.indices where devices[index].canPlay {
             let name = devices[index].name
-            devices[index].probe = BoundedCall.run(named: "snoozefuse-probe", waitingAtMost: answerLimit) {
+            devices[index].probe = BoundedCall.start(named: "snoozefuse-probe") {
                 probePlayback(name)
-            } ?? .fails(ALSAError(device: name, operation: .open, code: .timedOut, detail: "no answer within \(answerLimit)"))
+            }.wait(atMost: answerLimit) ?? .fails(ALSAError(device: name, operation: .open, code: .timedOut, detail: "no answer within \(answerLimit)"))
         }
         return devices
     }

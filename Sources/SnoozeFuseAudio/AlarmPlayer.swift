@@ -1,3 +1,5 @@
+public import SnoozeFuseSystem
+
 /// What to play and how: the sound, its gain and the PCM configuration to ask for.
 public struct AlarmPlaybackSettings: Sendable, Hashable {
     public var sound: AlarmSound
@@ -65,6 +67,20 @@ public final class AlarmPlayback: Sendable {
         gate?.cancel()
         return await thread.stop()
     }
+
+    /// Stops and waits at most `limit` on `clock` for the device to close; `nil` when it did not
+    /// (a stalled device: its thread finishes by itself when the device answers).
+    @discardableResult
+    public func stop(waitingAtMost limit: Duration, on clock: BootClock) async -> PCMPlaybackThread.Outcome? {
+        gate?.cancel()
+        return await thread.stop(waitingAtMost: limit, on: clock)
+    }
+
+    /// Where the alarm would resume if this device were lost now: what it rendered, less the
+    /// frames that may still sit in the device's buffer.
+    public var resumePosition: Duration {
+        max(progress.rendered - format.duration(ofFrames: format.bufferFrames), .zero)
+    }
 }
 
 /// Starts alarms: opens the device, builds the render chain (`AlarmRenderer`) and starts the audio
@@ -78,7 +94,7 @@ public enum AlarmPlayer {
     ///   - position: resume this far into the alarm (source position and fade).
     ///   - onEvent: the audio thread's events (called on that thread: be quick, do not block).
     public static func start(
-        device: String, settings: AlarmPlaybackSettings, due: ContinuousClock.Instant? = nil,
+        device: String, settings: AlarmPlaybackSettings, due: BootInstant? = nil,
         from position: Duration = .zero,
         onEvent: @escaping @Sendable (PCMPlaybackThread.Event) -> Void = { _ in }
     ) throws(AlarmPlayerError) -> AlarmPlayback {

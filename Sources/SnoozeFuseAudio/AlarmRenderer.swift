@@ -1,4 +1,5 @@
 import CSampleRate
+public import SnoozeFuseSystem
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -79,16 +80,15 @@ public final class AlarmPlaybackProgress: Sendable {
 /// Holds the alarm's first write back until its due instant.
 ///
 /// The audio thread renders the first buffer (opening, decoding and resampling are done by then),
-/// then sleeps with `clock_nanosleep(CLOCK_BOOTTIME, TIMER_ABSTIME)` until `due` (Swift's
-/// `ContinuousClock` is CLOCK_BOOTTIME on Linux, so the instant keeps counting through suspend) and
-/// writes at once. The sleep is taken in slices of at most 50 ms so `cancel()` is noticed; the last
-/// slice ends exactly at `due`.
+/// then sleeps with `clock_nanosleep(CLOCK_BOOTTIME, TIMER_ABSTIME)` until `due`, so the instant
+/// keeps counting through suspend, and writes at once. The sleep is taken in slices of at most
+/// 50 ms so `cancel()` is noticed; the last slice ends exactly at `due`.
 public final class AlarmStartGate: Sendable {
     /// When the first frame should be written.
-    public let due: ContinuousClock.Instant
+    public let due: BootInstant
     private let cancelled = Atomic<Bool>(false)
 
-    public init(due: ContinuousClock.Instant) {
+    public init(due: BootInstant) {
         self.due = due
     }
 
@@ -101,35 +101,13 @@ public final class AlarmStartGate: Sendable {
 
     /// Sleeps until `due`; returns `false` if cancelled first.
     public func wait() -> Bool {
-        let remaining = ContinuousClock.now.duration(to: due)
-        var now = timespec()
-        clock_gettime(CLOCK_BOOTTIME, &now)
-        guard remaining > .zero else { return !isCancelled }
-        let (seconds, attoseconds) = remaining.components
-        let target = Self.add(now, seconds: seconds, nanoseconds: attoseconds / 1_000_000_000)
         while !isCancelled {
-            clock_gettime(CLOCK_BOOTTIME, &now)
-            if !Self.isBefore(now, target) { return true }
-            let sliceEnd = Self.add(now, seconds: 0, nanoseconds: 50_000_000)
-            var wake = Self.isBefore(sliceEnd, target) ? sliceEnd : target
+            let now = BootInstant.now
+            if now >= due { return true }
+            var wake = min(now.advanced(by: .milliseconds(50)), due).absoluteTimespec
             _ = clock_nanosleep(CLOCK_BOOTTIME, TIMER_ABSTIME, &wake, nil) // EINTR: loop and go on
         }
         return false
-    }
-
-    private static func add(_ time: timespec, seconds: Int64, nanoseconds: Int64) -> timespec {
-        var result = time
-        result.tv_sec += Int(seconds)
-        result.tv_nsec += Int(nanoseconds)
-        while result.tv_nsec >= 1_000_000_000 {
-            result.tv_nsec -= 1_000_000_000
-            result.tv_sec += 1
-        }
-        return result
-    }
-
-    private static func isBefore(_ lhs: timespec, _ rhs: timespec) -> Bool {
-        lhs.tv_sec < rhs.tv_sec || (lhs.tv_sec == rhs.tv_sec && lhs.tv_nsec < rhs.tv_nsec)
     }
 }
 

@@ -1,4 +1,5 @@
 import CALSA
+public import SnoozeFuseSystem
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -64,7 +65,7 @@ public final class PCMPlaybackThread: Sendable {
     public enum Event: Sendable, Hashable {
         /// The first write returned: its frames are queued in the device. `at` is on the same clock as
         /// the session's deadlines, for measuring alarm lateness.
-        case firstWrite(at: ContinuousClock.Instant, frames: Int)
+        case firstWrite(at: BootInstant, frames: Int)
         /// An underrun or suspend was recovered (`snd_pcm_recover`); `total` counts them so far.
         case recovered(total: Int)
         /// The thread is done and the PCM is closed.
@@ -79,19 +80,17 @@ public final class PCMPlaybackThread: Sendable {
     private let stopRequested = Atomic<Bool>(false)
     /// When the last write returned, in nanoseconds after `epoch`; -1 before the first one.
     private let lastWriteNanoseconds = Atomic<Int64>(-1)
-    private let epoch = ContinuousClock.now
-    private let state: Mutex<State>
+    private let epoch = BootInstant.now
+    private let state: Mutex<Phase>
     private let onEvent: @Sendable (Event) -> Void
 
     private enum Phase {
         case idle(Payload)
-        case running
+        /// `start()` took the payload and is creating the thread.
+        case starting
+        /// The audio thread is a bounded call: its value is the outcome.
+        case running(BoundedCall<Outcome>)
         case ended(Outcome)
-    }
-
-    private struct State {
-        var phase: Phase
-        var waiters: [CheckedContinuation<Outcome, Never>] = []
     }
 
     /// The non-Sendable output and source on their way to the audio thread.
@@ -116,43 +115,40 @@ public final class PCMPlaybackThread: Sendable {
         device = output.device
         format = output.format
         self.onEvent = onEvent
-        state = Mutex(State(phase: .idle(Payload(output: output, source: source))))
+        state = Mutex(.idle(Payload(output: output, source: source)))
     }
 
     /// Starts the audio thread. Calling it again, or after `stop()`, does nothing.
     /// Throws (operation `.startThread`) only when the OS refuses to create a thread.
     public func start() throws(ALSAError) {
-        let payload: Payload? = state.withLock { state in
-            guard case .idle(let payload) = state.phase else { return nil }
-            state.phase = .running
+        let payload: Payload? = state.withLock { phase in
+            guard case .idle(let payload) = phase else { return nil }
+            phase = .starting
             return payload
         }
         guard let payload else { return }
-
-        let context = Unmanaged.passRetained(ThreadContext(owner: self, payload: payload)).toOpaque()
-        var thread = pthread_t()
-        let status = pthread_create(&thread, nil, { raw in
-            guard let raw else { return nil }
-            let context = Unmanaged<ThreadContext>.fromOpaque(raw).takeRetainedValue()
-            context.owner.run(context.payload)
-            return nil
-        }, context)
-        if status != 0 {
-            Unmanaged<ThreadContext>.fromOpaque(context).release()
-            let error = ALSAError(device: device, operation: .startThread, code: ALSAErrno(rawValue: status))
+        let call = BoundedCall.start(named: "snoozefuse-pcm") { [self] in
+            var source = payload.source
+            let outcome = play(&source, to: payload.output)
+            finish(outcome, payload: payload)
+            return outcome
+        }
+        guard call.threadStarted else {
+            let error = ALSAError(device: device, operation: .startThread, code: ALSAErrno(rawValue: EAGAIN))
             finish(.failed(error), payload: payload)
+            state.withLock { $0 = .ended(.failed(error)) }
             throw error
         }
-        pthread_detach(thread)
+        state.withLock { $0 = .running(call) }
     }
 
     /// Asks the thread to stop (drop) and returns at once; safe from any thread or task.
     /// Before `start()`, it releases the PCM and the outcome becomes `.stopped`.
     public func requestStop() {
         stopRequested.store(true, ordering: .releasing)
-        let payload: Payload? = state.withLock { state in
-            guard case .idle(let payload) = state.phase else { return nil }
-            state.phase = .running // finish(_:) below moves it to `.ended`
+        let payload: Payload? = state.withLock { phase in
+            guard case .idle(let payload) = phase else { return nil }
+            phase = .ended(.stopped)
             return payload
         }
         if let payload {
@@ -163,7 +159,7 @@ public final class PCMPlaybackThread: Sendable {
     /// When the device last accepted frames (the last write returned), or `nil` before the first
     /// write. A blocking write returns at least once a period while the device plays, so a value that
     /// stops moving while the thread runs means the device (or the sound server behind it) stalled.
-    public var lastWrite: ContinuousClock.Instant? {
+    public var lastWrite: BootInstant? {
         let nanoseconds = lastWriteNanoseconds.load(ordering: .relaxed)
         return nanoseconds < 0 ? nil : epoch.advanced(by: .nanoseconds(nanoseconds))
     }
@@ -172,49 +168,45 @@ public final class PCMPlaybackThread: Sendable {
     ///
     /// A device that stalls inside alsa-lib (a blocked write, or a `drop` or `close` that waits for a
     /// sound server that does not answer) keeps this waiting until it answers; callers that must not
-    /// wait that long bound the wait and leave the thread behind (`requestStop()` is enough to end
-    /// it when the device comes back).
+    /// wait that long use ``stop(waitingAtMost:on:)`` and leave the thread behind (`requestStop()`
+    /// is enough to end it when the device comes back).
     public func stop() async -> Outcome {
         requestStop()
         return await outcome()
     }
 
+    /// Stops and waits at most `limit` on `clock` for the device to close; `nil` when it did not.
+    public func stop(waitingAtMost limit: Duration, on clock: BootClock) async -> Outcome? {
+        requestStop()
+        guard let call = await runningCall() else { return await outcome() }
+        return await call.value(waitingAtMost: limit, on: clock)
+    }
+
     /// Waits for the thread to end and returns how it ended (at once if it already has). Waiting is
-    /// not cancellable; call `stop()` to end it early.
+    /// not cancellable; call `stop()` to end it early. A thread that was never started has nothing
+    /// to wait for: it is stopped.
     public func outcome() async -> Outcome {
-        await withCheckedContinuation { continuation in
-            let done: Outcome? = state.withLock { state in
-                if case .ended(let outcome) = state.phase { return outcome }
-                state.waiters.append(continuation)
-                return nil
-            }
-            if let done {
-                continuation.resume(returning: done)
+        if let call = await runningCall() { return await call.value() }
+        switch state.withLock({ $0 }) {
+        case .ended(let outcome): return outcome
+        default:
+            requestStop()
+            return .stopped
+        }
+    }
+
+    /// The audio thread's call once `start()` has made it (it may be making it right now).
+    private func runningCall() async -> BoundedCall<Outcome>? {
+        while true {
+            switch state.withLock({ $0 }) {
+            case .running(let call): return call
+            case .starting: await Task.yield()
+            case .idle, .ended: return nil
             }
         }
     }
 
     // MARK: - The audio thread
-
-    /// Carries the owner and its payload through `pthread_create`'s untyped argument.
-    ///
-    /// `@unchecked Sendable` is safe because it only bundles two `Sendable`-safe references for the
-    /// single hand-over to the new thread; nothing reads it on the creating thread afterwards.
-    private final class ThreadContext: @unchecked Sendable {
-        let owner: PCMPlaybackThread
-        let payload: Payload
-
-        init(owner: PCMPlaybackThread, payload: Payload) {
-            self.owner = owner
-            self.payload = payload
-        }
-    }
-
-    private func run(_ payload: Payload) {
-        setThreadName()
-        var source = payload.source
-        finish(play(&source, to: payload.output), payload: payload)
-    }
 
     /// The render–write loop, for the source's own sample type.
     private func play<Source: PCMRenderSource>(_ source: inout Source, to output: PCMOutput) -> Outcome {
@@ -240,11 +232,11 @@ public final class PCMPlaybackThread: Sendable {
                     break
                 }
                 try Source.Sample.write(UnsafeBufferPointer(rebasing: buffer[0 ..< frames * channels]), to: output)
-                let (seconds, attoseconds) = epoch.duration(to: .now).components
+                let (seconds, attoseconds) = epoch.duration(to: BootInstant.now).components
                 lastWriteNanoseconds.store(seconds * 1_000_000_000 + attoseconds / 1_000_000_000, ordering: .relaxed)
                 if !firstWriteDone {
                     firstWriteDone = true
-                    onEvent(.firstWrite(at: .now, frames: frames))
+                    onEvent(.firstWrite(at: BootInstant.now, frames: frames))
                 }
                 if output.recoveries != reportedRecoveries {
                     reportedRecoveries = output.recoveries
@@ -257,23 +249,10 @@ public final class PCMPlaybackThread: Sendable {
         return outcome
     }
 
-    /// Closes the PCM, reports `ended`, then records the outcome and wakes the waiters (in that order,
-    /// so whoever sees the outcome has also seen every event).
+    /// Closes the PCM and reports `ended` (before the outcome becomes the thread's value, so whoever
+    /// sees the outcome has also seen every event).
     private func finish(_ outcome: Outcome, payload: Payload) {
         payload.output.close()
         onEvent(.ended(outcome))
-        let waiters = state.withLock { state in
-            state.phase = .ended(outcome)
-            let waiters = state.waiters
-            state.waiters = []
-            return waiters
-        }
-        for waiter in waiters {
-            waiter.resume(returning: outcome)
-        }
-    }
-
-    private func setThreadName() {
-        _ = snoozefuse_name_current_thread("snoozefuse-pcm")
     }
 }

@@ -13,6 +13,11 @@ public enum SessionEvent: Sendable, Hashable {
     case dismiss
     /// Silence the alarm for the given length, or the configured snooze length when `nil`.
     case snooze(Duration?)
+    /// Move the coming alarm by this much (negative: sooner), never to less than
+    /// ``Session/shortestAdjustedWait`` from now. While napping it moves the alarm (and the max
+    /// failsafe with it, when the alarm moves past it: the person asked for the time); while
+    /// snoozed, the end of the snooze. In other phases nothing runs that it could move.
+    case adjust(Duration)
     /// Give up on the session.
     case cancel
 }
@@ -30,6 +35,8 @@ public enum SessionEffect<Instant: InstantProtocol>: Sendable, Hashable where In
     case alarmSilenced
     /// The session is over.
     case ended(SessionOutcome, at: Instant)
+    /// The coming alarm (or the end of the snooze) moved by `by` to `to`.
+    case adjusted(by: Duration, to: Instant)
 }
 
 /// A nap session as a pure value: `(state, event, now) → (state, effects)`.
@@ -67,6 +74,9 @@ public struct Session<Instant: InstantProtocol>: Sendable, Hashable where Instan
     public init(timers: SessionTimers) {
         self.timers = timers
     }
+
+    /// An adjustment never brings the alarm closer than this to now.
+    public static var shortestAdjustedWait: Duration { .seconds(10) }
 
     /// The earliest instant at which time alone changes this session; `nil` when only an event can.
     public var nextDeadline: Instant? {
@@ -141,6 +151,19 @@ public struct Session<Instant: InstantProtocol>: Sendable, Hashable where Instan
             ringLimitDeadline = nil
             snoozeDeadline = now.advanced(by: length ?? timers.snooze)
             move(to: .snoozed, at: now, into: &effects)
+        case (.adjust(let change), .napping):
+            if let alarm = expectedAlarm {
+                let target = Swift.max(alarm.advanced(by: change), now.advanced(by: Self.shortestAdjustedWait))
+                napDeadline = target
+                if let max = maxDeadline, max < target { maxDeadline = target }
+                effects.append(.adjusted(by: alarm.duration(to: target), to: target))
+            }
+        case (.adjust(let change), .snoozed):
+            if let end = snoozeDeadline {
+                let target = Swift.max(end.advanced(by: change), now.advanced(by: Self.shortestAdjustedWait))
+                snoozeDeadline = target
+                effects.append(.adjusted(by: end.duration(to: target), to: target))
+            }
         case (.cancel, _):
             end(.cancelled, at: now, into: &effects)
         default:

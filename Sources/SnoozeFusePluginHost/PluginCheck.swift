@@ -101,8 +101,7 @@ public enum PluginCheck {
         for (intensity, length) in [(1.0, 60), (0.7, 40)] {
             let what = "emit(intensity \(intensity), \(length) ms) returns within \(deadlineMs) ms"
             emitter.emit(intensity: intensity, duration: .milliseconds(length))
-            let deadline = Date(timeIntervalSinceNow: Double(deadlineMs) / 1000)
-            guard emitter.waitUntilIdle(before: deadline) else {
+            guard emitter.waitUntilIdle(within: emitDeadline) else {
                 report(.init(.problem, what, PluginError(path: plugin.info.path, reason: .timedOut(call: "emit", milliseconds: deadlineMs)).reasonText))
                 return // the plugin's thread is stuck; nothing more can be checked
             }
@@ -113,8 +112,7 @@ public enum PluginCheck {
             report(.init(.pass, what))
         }
         emitter.cancel()
-        let deadline = Date(timeIntervalSinceNow: Double(deadlineMs) / 1000)
-        if emitter.waitUntilIdle(before: deadline) {
+        if emitter.waitUntilIdle(within: emitDeadline) {
             report(.init(.pass, "cancel returns"))
         } else {
             report(.init(.problem, "cancel", PluginError(path: plugin.info.path, reason: .timedOut(call: "cancel", milliseconds: deadlineMs)).reasonText))

@@ -1,5 +1,6 @@
 public import Foundation
 import SnoozeFusePluginABI
+import SnoozeFuseSystem
 
 /// `ID[:key=value,...]`, as `--source` and `--emitter` take it.
 public struct PluginSpec: Sendable, Hashable, CustomStringConvertible {
@@ -182,9 +183,7 @@ public final class PulseEmitter: @unchecked Sendable {
         }
         self.plugin = plugin
         instance = out
-        let thread = Thread { [self] in work() }
-        thread.name = "snoozefuse-pulse"
-        thread.start()
+        SystemThread.start(named: "snoozefuse-pulse") { [self] in work() }
     }
 
     /// Hands a pulse to the plugin's thread; never waits for the plugin.
@@ -231,20 +230,28 @@ public final class PulseEmitter: @unchecked Sendable {
     public var reportedErrors: [PluginError] { condition.withLock { errors } }
 
     /// Waits until the plugin has finished everything handed to it, or until `deadline` passes
-    /// (a check's deadline; the alarm path never calls this). Returns whether it finished.
+    /// (a check's deadline; the alarm path never calls this). Returns whether it finished. The wait
+    /// is a ``BoundedCall`` timed on the boot-time clock; `deadline` only says how long it may be.
     public func waitUntilIdle(before deadline: Date) -> Bool {
+        let limit = deadline.timeIntervalSinceNow
+        // `distantFuture` and the like: no limit worth a thread.
+        guard limit < 86_400 * 365 else {
+            waitUntilIdle()
+            return true
+        }
+        return waitUntilIdle(within: .nanoseconds(Int64(max(limit, 0) * 1e9)))
+    }
+
+    /// Waits at most `limit` (on the boot-time clock) for the plugin to finish what it was handed.
+    public func waitUntilIdle(within limit: Duration) -> Bool {
+        BoundedCall.start(named: "snoozefuse-idle") { self.waitUntilIdle() }.wait(atMost: limit) != nil
+    }
+
+    /// Waits until the plugin has finished everything handed to it, however long that takes.
+    public func waitUntilIdle() {
         condition.lock()
         defer { condition.unlock() }
-        // Foundation traps on dates too far ahead to convert (`distantFuture`): wait without one.
-        let bounded = deadline.timeIntervalSinceNow < 86_400 * 365
-        while busy || pending != nil || pendingCancel {
-            if !bounded {
-                condition.wait()
-            } else if !condition.wait(until: deadline) {
-                return !(busy || pending != nil || pendingCancel)
-            }
-        }
-        return true
+        while busy || pending != nil || pendingCancel { condition.wait() }
     }
 
     private func work() {

@@ -18,8 +18,8 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
     /// The wall-clock time for records; injectable so tests can fix it.
     public var wallClock: @Sendable () -> Date
     /// Where the driver's own tasks (the timer, the input forwarder) run; `nil` for the default
-    /// global executor. The CLI passes a ``SerialThreadExecutor`` so a nap never wakes the process
-    /// between deadlines.
+    /// global executor. A nap passes its ``EventLoop`` so it never wakes the process between
+    /// deadlines.
     public var taskExecutor: (any TaskExecutor)?
     /// How long before the alarm is due the output is armed (device opened, first buffer ready),
     /// so the first frame can go out on time.
@@ -28,6 +28,11 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
     public var sleepSound: (any SleepSoundOutput)?
     /// How long before the alarm is armed the sleep sound has faded out and closed its device.
     public var sleepSoundGap: Duration = .seconds(1)
+    /// Where the heartbeat goes while the person holds (SPEC §2: a pulse every 60/BPM s, then a
+    /// lighter one at 30 % of the interval); each beat is also a `heartbeat` record. Empty: no beat.
+    public var pulseSinks: [any PulseSink] = []
+    /// Heartbeats per minute (40–120).
+    public var heartbeatBPM = 60
 
     public init(
         clock: C,
@@ -51,37 +56,69 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
     /// or `nil` to wait in `ready` for the first event from `inputs`) until it ends, and returns
     /// how it ended. Cancelling the calling task cancels the session.
     public func run(startingWith first: SessionEvent?, inputs: AsyncStream<SessionEvent>) async -> SessionOutcome {
-        let (wakeups, feed) = AsyncStream.makeStream(of: SessionEvent.self, bufferingPolicy: .unbounded)
+        await run(startingWith: first, inputs: inputs, notes: AsyncStream { $0.finish() })
+    }
+
+    /// As ``run(startingWith:inputs:)``, and each of `notes` (what the alarm's outputs, the mixer
+    /// and the plugins report) becomes a record stamped on the session's clock, in order with the
+    /// session's own records. Once the session has ended, `whenEnded` winds the outputs down (it
+    /// must end `notes`); what they report meanwhile still becomes records, and `run` returns when
+    /// both are done.
+    public func run(startingWith first: SessionEvent?, inputs: AsyncStream<SessionEvent>,
+                    notes: AsyncStream<SessionNote>,
+                    whenEnded: @escaping @Sendable () async -> Void = {}) async -> SessionOutcome {
+        let (wakeups, feed) = AsyncStream.makeStream(of: Wakeup.self, bufferingPolicy: .unbounded)
         let forwarder = Task(executorPreference: taskExecutor) {
-            for await event in inputs { feed.yield(event) }
+            for await event in inputs { feed.yield(.event(event)) }
+        }
+        let noteForwarder = Task(executorPreference: taskExecutor) {
+            for await note in notes { feed.yield(.note(note)) }
+            feed.yield(.notesEnded)
         }
         var run = RunState(session: Session<C.Instant>(timers: timers))
         var timer: Task<Void, Never>?
         defer {
             timer?.cancel()
             forwarder.cancel()
+            noteForwarder.cancel()
             feed.finish()
         }
 
-        if let first { feed.yield(first) }
-        for await event in wakeups {
+        if let first { feed.yield(.event(first)) }
+        for await wakeup in wakeups {
+            let event: SessionEvent
+            switch wakeup {
+            case .event(let next): event = next
+            case .note(let note):
+                let now = clock.now
+                await observer.record(noteRecord(note, at: now, origin: run.origin ?? now))
+                continue
+            case .notesEnded:
+                run.notesEnded = true
+                continue
+            }
             let now = clock.now
             let effects = run.session.handle(event, at: now)
             await perform(effects, in: &run)
             if run.session.phase.isTerminal { break }
+            await updateHeartbeat(&run, now: clock.now)
             await updateSleepSound(&run, now: clock.now)
             await updateArming(&run, now: clock.now)
             if showsCountdown, let tick = countdownTick(run.session, now: clock.now), tick != run.lastTick {
                 run.lastTick = tick
-                await observer.countdown(tick)
+                let now = clock.now
+                var stamped = record(.countdown, at: now, origin: run.origin ?? now)
+                stamped.phase = tick.phase
+                stamped.countdown = tick
+                await observer.countdown(tick, stamped: stamped)
             }
             timer?.cancel()
             timer = nil
-            if let wake = nextWake(run.session, now: clock.now, armed: run.armedFor) {
+            if let wake = nextWake(run.session, now: clock.now, armed: run.armedFor, beat: nextBeat(run)) {
                 timer = Task(executorPreference: taskExecutor) { [clock] in
                     // Cancellation means a newer wake-up replaced this one.
                     guard (try? await clock.sleep(until: wake, tolerance: nil)) != nil else { return }
-                    feed.yield(.timeElapsed)
+                    feed.yield(.event(.timeElapsed))
                 }
             }
         }
@@ -90,15 +127,47 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
             // Ended before the alarm it was armed for: make sure it never starts by itself.
             await alarm.stop()
         }
-        if let outcome = run.session.outcome { return outcome }
-        // The caller's task was cancelled before the session ended: cancel it properly so the
-        // alarm stops and the records say so.
-        let effects = run.session.handle(.cancel, at: clock.now)
-        await perform(effects, in: &run)
-        return .cancelled
+        if run.session.outcome == nil {
+            // The caller's task was cancelled before the session ended: cancel it properly so the
+            // alarm stops and the records say so.
+            let effects = run.session.handle(.cancel, at: clock.now)
+            await perform(effects, in: &run)
+        }
+        // What the outputs report while they wind down still becomes records.
+        let closing = Task(executorPreference: taskExecutor) { await whenEnded() }
+        if !run.notesEnded {
+            for await wakeup in wakeups {
+                if case .note(let note) = wakeup {
+                    let now = clock.now
+                    await observer.record(noteRecord(note, at: now, origin: run.origin ?? now))
+                } else if case .notesEnded = wakeup {
+                    break
+                }
+            }
+        }
+        await closing.value
+        return run.session.outcome ?? .cancelled
     }
 
     // MARK: - Internals
+
+    private enum Wakeup: Sendable {
+        case event(SessionEvent)
+        case note(SessionNote)
+        /// `notes` has ended.
+        case notesEnded
+    }
+
+    private func noteRecord(_ note: SessionNote, at instant: C.Instant, origin: C.Instant) -> SessionRecord {
+        switch note {
+        case .output(let change):
+            var noteRecord = record(.output, at: instant, origin: origin, message: change.message)
+            noteRecord.output = change.output
+            return noteRecord
+        case .warning(let message):
+            return record(.warning, at: instant, origin: origin, message: message)
+        }
+    }
 
     private struct RunState {
         var session: Session<C.Instant>
@@ -108,6 +177,48 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
         var armedFor: C.Instant?
         /// When the playing sleep sound ends (silent, device closed).
         var sleepSoundEnds: C.Instant?
+        var notesEnded = false
+        /// The heartbeat while holding: the start of the current cycle and the next pulse in it.
+        var beat: (cycle: C.Instant, next: Int)?
+        /// When the last heartbeat started (a restart within 0.2 s of it continues it instead).
+        var beatStarted: C.Instant?
+    }
+
+    /// Beats while holding: starts a cycle when holding begins (or continues the last one when it
+    /// started under 0.2 s ago), sends each pulse that is due, and stops when holding ends.
+    private func updateHeartbeat(_ run: inout RunState, now: C.Instant) async {
+        guard !pulseSinks.isEmpty else { return }
+        guard run.session.phase == .holding else {
+            run.beat = nil
+            return
+        }
+        let (interval, pulses) = PulsePattern.heartbeat(bpm: heartbeatBPM)
+        if run.beat == nil {
+            if let started = run.beatStarted, started.duration(to: now) < .milliseconds(200) {
+                run.beat = (started, 0)
+            } else {
+                run.beat = (now, 0)
+                run.beatStarted = now
+            }
+        }
+        while var beat = run.beat, beat.cycle.advanced(by: pulses[beat.next].offset) <= now {
+            let pulse = pulses[beat.next]
+            for sink in pulseSinks { sink.emit(intensity: pulse.intensity, duration: pulse.duration) }
+            var beatRecord = record(.heartbeat, at: now, origin: run.origin ?? now)
+            beatRecord.phase = .holding
+            await observer.record(beatRecord)
+            beat.next += 1
+            if beat.next == pulses.count {
+                beat = (beat.cycle.advanced(by: interval), 0)
+            }
+            run.beat = beat
+        }
+    }
+
+    /// When the next heartbeat pulse is due, while beating.
+    private func nextBeat(_ run: RunState) -> C.Instant? {
+        guard let beat = run.beat else { return nil }
+        return beat.cycle.advanced(by: PulsePattern.heartbeat(bpm: heartbeatBPM).pulses[beat.next].offset)
     }
 
     /// Plays the sleep sound while releasing and napping, ending `armLead + sleepSoundGap` before
@@ -201,6 +312,14 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
                 endRecord.phase = run.session.phase
                 endRecord.outcome = outcome
                 await observer.record(endRecord)
+            case .adjusted(let change, let to):
+                let now = clock.now
+                let origin = run.origin ?? now
+                var adjusted = record(.adjusted, at: now, origin: origin,
+                                      message: "the \(run.session.phase == .snoozed ? "snooze" : "alarm") moved by \(change < .zero ? "-" : "+")\((change < .zero ? .zero - change : change).compactDescription)")
+                adjusted.phase = run.session.phase
+                adjusted.until = seconds(origin.duration(to: to))
+                await observer.record(adjusted)
             case .alarmStarted:
                 break
             }
@@ -209,12 +328,7 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     private func record(_ kind: SessionRecord.Kind, at instant: C.Instant, origin: C.Instant, message: String? = nil) -> SessionRecord {
-        SessionRecord(
-            event: kind,
-            t: seconds(origin.duration(to: instant)),
-            wall: WallClockText.iso8601(secondsSince1970: wallClock().timeIntervalSince1970),
-            message: message
-        )
+        SessionRecord(kind, elapsed: origin.duration(to: instant), wall: wallClock(), message: message)
     }
 
     /// The deadline of the timer that runs in `phase`.
@@ -241,8 +355,9 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
 
     /// The next instant the driver must wake: the session's next deadline, or sooner the instant
     /// the displayed whole second changes.
-    private func nextWake(_ session: Session<C.Instant>, now: C.Instant, armed: C.Instant?) -> C.Instant? {
+    private func nextWake(_ session: Session<C.Instant>, now: C.Instant, armed: C.Instant?, beat: C.Instant?) -> C.Instant? {
         var wake = session.nextDeadline
+        if let beat { wake = wake.map { Swift.min($0, beat) } ?? beat }
         if let expected = session.expectedAlarm, armed != expected {
             let armAt = expected.advanced(by: .zero - armLead)
             if armAt > now { wake = wake.map { Swift.min($0, armAt) } ?? armAt }
@@ -265,6 +380,6 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     private func milliseconds(_ duration: Duration) -> Double {
-        (duration.secondsValue * 1_000_000).rounded() / 1000
+        SessionRecord.milliseconds(duration)
     }
 }

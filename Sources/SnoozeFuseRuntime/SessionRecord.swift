@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import SnoozeFuseCore
 
 /// One line of `--events jsonl`: a phase change, an alarm event, a warning or the end (SPEC §3).
@@ -19,6 +19,12 @@ public struct SessionRecord: Sendable, Equatable, Encodable {
         case warning
         /// The session is over (`outcome`).
         case end
+        /// The alarm (or the end of a snooze) moved (`until`: when it comes now; `message`).
+        case adjusted
+        /// The countdown on screen changes (`countdown`); for displays, never written as an event.
+        case countdown
+        /// A heartbeat pulse went to the emitters while holding; for displays, never written as an event.
+        case heartbeat
     }
 
     public var event: Kind
@@ -33,6 +39,8 @@ public struct SessionRecord: Sendable, Equatable, Encodable {
     public var output: String?
     public var outcome: SessionOutcome?
     public var message: String?
+    /// For `countdown`: what the countdown shows (not part of the JSON).
+    public var countdown: CountdownTick?
 
     public init(
         event: Kind, phase: Phase? = nil, t: Double, wall: String, until: Double? = nil,
@@ -56,6 +64,22 @@ public struct SessionRecord: Sendable, Equatable, Encodable {
         case latenessMs = "lateness_ms"
     }
 
+    /// A record of `event` that happened `elapsed` after the session started (`t`, to the
+    /// millisecond) at wall-clock time `wall`.
+    public init(_ event: Kind, elapsed: Duration, wall: Date, message: String? = nil) {
+        self.init(event: event, t: (elapsed.secondsValue * 1000).rounded() / 1000,
+                  wall: WallClockText.iso8601(secondsSince1970: wall.timeIntervalSince1970), message: message)
+    }
+
+    /// `duration` in milliseconds, to the microsecond (for `lateness_ms`).
+    public static func milliseconds(_ duration: Duration) -> Double {
+        (duration.secondsValue * 1_000_000).rounded() / 1000
+    }
+
+    /// Whether the record is an event of `--events jsonl` (countdown and heartbeat records are for
+    /// displays only).
+    public var isEvent: Bool { event != .countdown && event != .heartbeat }
+
     /// The record as one line of JSON (no trailing newline).
     public func jsonLine() -> String {
         let encoder = JSONEncoder()
@@ -66,6 +90,13 @@ public struct SessionRecord: Sendable, Equatable, Encodable {
     }
 }
 
+/// Something the session's outputs report while it runs, for its records: the alarm moved to
+/// another output, or a warning (the mixer, a plugin).
+public enum SessionNote: Sendable, Hashable {
+    case output(AlarmOutputChange)
+    case warning(String)
+}
+
 /// Where records and countdown updates go. The CLI implements it (stdout for JSON lines, the
 /// terminal for the countdown); tests collect into memory.
 public protocol SessionObserver: Sendable {
@@ -73,6 +104,23 @@ public protocol SessionObserver: Sendable {
     func record(_ record: SessionRecord) async
     /// The countdown changed its whole-second value (only called when the countdown is shown).
     func countdown(_ tick: CountdownTick) async
+    /// The same, with a `countdown` record stamped like every other (`t`, `wall`, `countdown`).
+    /// By default it calls ``countdown(_:)``.
+    func countdown(_ tick: CountdownTick, stamped: SessionRecord) async
+}
+
+extension SessionObserver {
+    public func countdown(_ tick: CountdownTick, stamped: SessionRecord) async {
+        await countdown(tick)
+    }
+}
+
+/// Where pulses go (a pulse-emitter plugin's process): never waits.
+public protocol PulseSink: Sendable {
+    /// Hands one pulse over without waiting; a busy or gone sink drops it.
+    func emit(intensity: Double, duration: Duration)
+    /// Asks the sink to stop a pulse in progress.
+    func cancel()
 }
 
 /// What a countdown line shows.

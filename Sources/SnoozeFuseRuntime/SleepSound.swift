@@ -1,5 +1,6 @@
 public import SnoozeFuseAudio
 import SnoozeFuseCore
+public import SnoozeFuseSystem
 import Synchronization
 
 /// Something that plays while the sleeper drifts off and naps, and is silent, its device closed,
@@ -23,7 +24,7 @@ public protocol SleepSoundOutput: Sendable {
 /// `longestFadeOut` (a third of the play time when that is shorter) so it ends in silence.
 ///
 /// It never makes the nap late: opening the device runs on a thread of its own, as the alarm's does
-/// (`startPlaybackOnItsOwnThread`), `stop()` waits at most `closeLimit` for the audio thread, and
+/// (`startPlayback`), `stop()` waits at most `closeLimit` for the audio thread, and
 /// when the sound fails the sleeper naps in silence rather than to the alarm's fallback tone. Each
 /// problem is reported once through `onNotice`.
 public final class AudioSleepSound: SleepSoundOutput {
@@ -34,7 +35,7 @@ public final class AudioSleepSound: SleepSoundOutput {
     public let longestFadeOut: Duration
     /// How long `stop()` waits for the audio thread to close the device.
     public let closeLimit: Duration
-    private let scheduling: AlarmScheduling
+    private let loop: EventLoop
     private let onNotice: @Sendable (String) -> Void
     private let state = Mutex(State())
 
@@ -44,12 +45,12 @@ public final class AudioSleepSound: SleepSoundOutput {
         var playback: AlarmPlayback?
     }
 
-    /// `scheduling`: where its tasks run and what the bounded close is timed on (pass the nap's).
+    /// `loop`: where its tasks run and what the bounded close is timed on (pass the nap's).
     public init(device: String, settings: AlarmPlaybackSettings, longestFadeOut: Duration = .seconds(20),
-                closeLimit: Duration = .seconds(1), scheduling: AlarmScheduling = AlarmScheduling(),
+                closeLimit: Duration = .seconds(1), loop: EventLoop,
                 onNotice: @escaping @Sendable (String) -> Void) {
         self.device = device
-        self.scheduling = scheduling
+        self.loop = loop
         self.settings = settings
         self.longestFadeOut = longestFadeOut
         self.closeLimit = closeLimit
@@ -67,15 +68,14 @@ public final class AudioSleepSound: SleepSoundOutput {
         settings.gain.fadeOut = min(longestFadeOut, duration / 3)
         settings.onSourceFailure = .silence
         let (events, feed) = AsyncStream.makeStream(of: PCMPlaybackThread.Event.self)
-        let opening = startPlaybackOnItsOwnThread(device: device, settings: settings, due: nil, position: .zero, events: feed,
-                                                  scheduling: scheduling)
-        scheduling.task { [onNotice] in
+        let opening = startPlayback(device: device, settings: settings, due: nil, position: .zero, events: feed)
+        Task(executorPreference: loop) { [onNotice] in
             for await case .ended(.failed(let error)) in events {
                 onNotice("the sleep sound stopped: \(error); napping in silence")
             }
         }
-        scheduling.task { [self] in
-            switch await opening.value {
+        Task(executorPreference: loop) { [self] in
+            switch await opening.value() {
             case .success(let playback):
                 let current = state.withLock { state -> Bool in
                     guard state.generation == generation else { return false }
@@ -99,7 +99,7 @@ public final class AudioSleepSound: SleepSoundOutput {
         guard let playback else { return }
         // A device that blocks its close (a stalled sound server) is left to close on its own
         // rather than hold up the alarm.
-        if await value(of: scheduling.task { await playback.stop() }, waitingAtMost: closeLimit, scheduling: scheduling) == nil {
+        if await playback.stop(waitingAtMost: closeLimit, on: loop.clock) == nil {
             onNotice("the sleep sound's device \(device) did not close within \(closeLimit.compactDescription); the alarm goes on without waiting for it")
         }
     }

@@ -1,19 +1,33 @@
-import Foundation
+import Dispatch
+import Glibc
 public import SnoozeFuseCore
+import SnoozeFuseSystem
+import Synchronization
 
-/// Reads single keys from a terminal on a thread of its own and turns them into session events:
-/// Enter, space or `d` dismiss; `s` snoozes; `q` cancels. Ctrl-C still raises SIGINT. Escape
-/// does nothing: arrow and function keys send escape sequences, and a sleeper bumping one must not
-/// cancel the alarm.
+/// What a terminal reports: keys, and the moments they stop coming.
+public enum KeyInput: Sendable, Hashable {
+    /// Bytes typed (one key, an escape sequence, or an autorepeat burst).
+    case bytes([UInt8])
+    /// No byte has come for the release gap since the last one: a held key was let go (a terminal
+    /// reports presses and their autorepeat, never releases).
+    case quiet
+}
+
+/// Reads single keys from a terminal on a thread of its own and reports them as ``KeyInput``; the
+/// nap decides what they mean (a hold while drifting off; dismiss, snooze or cancel while it rings;
+/// see ``event(for:)``). Ctrl-C still raises SIGINT.
 ///
 /// While running, the terminal is in non-canonical, no-echo mode; `stop()` restores it, and so
-/// does every exit path of the CLI. Safe to share: the mutable state lives behind `lock`.
-public final class TerminalKeyReader: @unchecked Sendable {
+/// does every exit path of the CLI. Safe to share: the mutable state lives behind `state`.
+public final class TerminalKeyReader: Sendable {
     private let fileDescriptor: Int32
-    private let lock = NSLock()
-    private var saved: termios?
-    private var wakePipe: [Int32] = [-1, -1]
-    private var thread: Thread?
+    private let state = Mutex(State())
+
+    private struct State {
+        var saved: termios?
+        var wakeWriter: Int32 = -1
+        var running = false
+    }
 
     /// `nil` when `fileDescriptor` is not a terminal (a pipe, a file, `/dev/null`).
     public init?(fileDescriptor: Int32 = 0) {
@@ -23,7 +37,9 @@ public final class TerminalKeyReader: @unchecked Sendable {
 
     deinit { stop() }
 
-    /// The event a key stands for, if any.
+    /// The event a key stands for outside hold mode: Enter, space or `d` dismiss; `s` snoozes; `q`
+    /// cancels. Escape does nothing: arrow and function keys send escape sequences, and a sleeper
+    /// bumping one must not cancel the alarm.
     public static func event(for byte: UInt8) -> SessionEvent? {
         switch byte {
         case UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: " "), UInt8(ascii: "d"), UInt8(ascii: "D"):
@@ -37,89 +53,70 @@ public final class TerminalKeyReader: @unchecked Sendable {
         }
     }
 
-    /// Switches the terminal to single-key mode and starts delivering events to `deliver`.
-    public func start(deliver: @escaping @Sendable (SessionEvent) -> Void) {
-        start(holdTracking: nil, deliver: deliver)
-    }
-
-    /// How hold mode reads a terminal, which reports key presses but no key releases: while a key
-    /// is held the terminal's autorepeat keeps sending it, so the hold ends when no byte has come
-    /// for `releaseGap`, which must be longer than the autorepeat delay (250–660 ms on common
-    /// desktops). `isHoldPhase` says whether a key now means "hold" (ready, holding, releasing) or
-    /// its usual binding (dismiss, snooze, cancel).
-    public struct HoldTracking: Sendable {
-        public var releaseGap: Duration
-        public var isHoldPhase: @Sendable () -> Bool
-
-        public init(releaseGap: Duration = .milliseconds(750), isHoldPhase: @escaping @Sendable () -> Bool) {
-            self.releaseGap = releaseGap
-            self.isHoldPhase = isHoldPhase
+    /// Switches the terminal to single-key mode and starts delivering what it reports. With a
+    /// `releaseGap` (hold mode), `quiet` follows each burst of keys after that long without a byte:
+    /// it must be longer than the autorepeat delay (250–660 ms on common desktops).
+    public func start(releaseGap: Duration?, deliver: @escaping @Sendable (KeyInput) -> Void) {
+        let started = state.withLock { state -> (wake: Int32, gapMilliseconds: Int32)? in
+            guard !state.running else { return nil }
+            var attributes = termios()
+            guard tcgetattr(fileDescriptor, &attributes) == 0 else { return nil }
+            var fds: [Int32] = [-1, -1]
+            guard pipe(&fds) == 0 else { return nil }
+            _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
+            _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+            state.saved = attributes
+            attributes.c_lflag &= ~tcflag_t(ICANON | ECHO)
+            withUnsafeMutableBytes(of: &attributes.c_cc) { cc in
+                cc[Int(VMIN)] = 1
+                cc[Int(VTIME)] = 0
+            }
+            tcsetattr(fileDescriptor, TCSANOW, &attributes)
+            state.wakeWriter = fds[1]
+            state.running = true
+            let gap = releaseGap.map { Int32(clamping: $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) } ?? -1
+            return (fds[0], gap)
         }
-    }
-
-    /// Starts delivering events; with `holdTracking`, any key held in a hold phase becomes
-    /// `holdBegan`, and the end of its autorepeat `holdEnded`.
-    public func start(holdTracking: HoldTracking?, deliver: @escaping @Sendable (SessionEvent) -> Void) {
-        lock.lock()
-        defer { lock.unlock() }
-        guard thread == nil else { return }
-        var attributes = termios()
-        guard tcgetattr(fileDescriptor, &attributes) == 0 else { return }
-        saved = attributes
-        attributes.c_lflag &= ~tcflag_t(ICANON | ECHO)
-        withUnsafeMutableBytes(of: &attributes.c_cc) { cc in
-            cc[Int(VMIN)] = 1
-            cc[Int(VTIME)] = 0
+        guard let started else { return }
+        let input = fileDescriptor
+        SystemThread.start(named: "snoozefuse-keys") {
+            Self.readKeys(from: input, wake: started.wake, gapMilliseconds: started.gapMilliseconds, deliver: deliver)
         }
-        tcsetattr(fileDescriptor, TCSANOW, &attributes)
-        var fds: [Int32] = [-1, -1]
-        guard pipe(&fds) == 0 else { return }
-        wakePipe = fds
-        let input = fileDescriptor, wake = fds[0]
-        let thread = Thread {
-            Self.readKeys(from: input, wake: wake, holdTracking: holdTracking, deliver: deliver)
-        }
-        thread.name = "snoozefuse-keys"
-        self.thread = thread
-        thread.start()
     }
 
     /// Stops reading and restores the terminal as it was.
     public func stop() {
-        lock.lock()
-        defer { lock.unlock() }
-        if var saved {
-            tcsetattr(fileDescriptor, TCSANOW, &saved)
-            self.saved = nil
+        state.withLock { state in
+            if var saved = state.saved {
+                tcsetattr(fileDescriptor, TCSANOW, &saved)
+                state.saved = nil
+            }
+            if state.wakeWriter >= 0 {
+                var byte: UInt8 = 0
+                _ = write(state.wakeWriter, &byte, 1)
+                close(state.wakeWriter)
+                state.wakeWriter = -1
+            }
+            state.running = false
         }
-        if wakePipe[1] >= 0 {
-            var byte: UInt8 = 0
-            _ = write(wakePipe[1], &byte, 1)
-            close(wakePipe[1])
-            wakePipe[1] = -1
-        }
-        thread = nil
     }
 
-    private static func readKeys(
-        from input: Int32, wake: Int32, holdTracking: HoldTracking?, deliver: @Sendable (SessionEvent) -> Void
-    ) {
+    private static func readKeys(from input: Int32, wake: Int32, gapMilliseconds: Int32,
+                                 deliver: @Sendable (KeyInput) -> Void) {
         defer { close(wake) }
         var fds = [pollfd(fd: input, events: Int16(POLLIN), revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
         var buffer = [UInt8](repeating: 0, count: 64)
-        var holding = false
-        let gapMilliseconds = holdTracking.map { Int32(clamping: $0.releaseGap.components.seconds * 1000 + $0.releaseGap.components.attoseconds / 1_000_000_000_000_000) } ?? -1
+        var burst = false
         while true {
-            // Waits forever, except while a key is held: then only as long as the release gap.
-            let ready = poll(&fds, 2, holding ? gapMilliseconds : -1)
+            // Waits for ever, except after a key in hold mode: then only as long as the release gap.
+            let ready = poll(&fds, 2, burst ? gapMilliseconds : -1)
             if ready < 0 {
                 if errno == EINTR { continue }
                 return
             }
             if ready == 0 {
-                // No autorepeat byte for the release gap: the key was let go.
-                holding = false
-                deliver(.holdEnded)
+                burst = false
+                deliver(.quiet)
                 continue
             }
             if fds[1].revents != 0 { return }
@@ -133,17 +130,36 @@ public final class TerminalKeyReader: @unchecked Sendable {
                 if count < 0 && errno == EINTR { continue }
                 return
             }
-            if let holdTracking, holding || holdTracking.isHoldPhase() {
-                // Any key holds; its autorepeat keeps the hold going.
-                if !holding {
-                    holding = true
-                    deliver(.holdBegan)
-                }
-                continue
+            burst = gapMilliseconds >= 0
+            deliver(.bytes(Array(buffer[0 ..< count])))
+        }
+    }
+}
+
+/// Turns key input into session events. Without hold mode each key maps to its binding
+/// (``TerminalKeyReader/event(for:)``). In hold mode, any key while the session is in a hold phase
+/// (ready, holding, releasing), or still held from one, is the hold: its first byte `holdBegan`,
+/// and the quiet after its autorepeat `holdEnded`.
+public struct HoldTracker: Sendable, Hashable {
+    public let holdMode: Bool
+    public private(set) var holding = false
+
+    public init(holdMode: Bool) { self.holdMode = holdMode }
+
+    /// The events `input` stands for in `phase`.
+    public mutating func events(for input: KeyInput, in phase: Phase) -> [SessionEvent] {
+        switch input {
+        case .quiet:
+            guard holding else { return [] }
+            holding = false
+            return [.holdEnded]
+        case .bytes(let bytes):
+            if holdMode, holding || [.ready, .holding, .releasing].contains(phase) {
+                guard !holding else { return [] }
+                holding = true
+                return [.holdBegan]
             }
-            for byte in buffer[0..<count] {
-                if let event = event(for: byte) { deliver(event) }
-            }
+            return bytes.compactMap(TerminalKeyReader.event(for:))
         }
     }
 }

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import SnoozeFuseAudio
+import SnoozeFuseRuntime
 
 struct Devices: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -16,38 +16,13 @@ struct Devices: ParsableCommand {
     @Flag(help: "Write a JSON array to standard output.")
     var json = false
 
-    struct Entry: Encodable {
-        var name: String
-        var description: String?
-        var direction: String
-        var opens: Bool?
-        var error: String?
-    }
-
     func run() throws {
-        // Some plugins' libraries (libjack) print to fd 2 by themselves while probing: keep it quiet.
-        let devices: [ALSAPCMDevice]
+        let entries: [AudioDevice]
         do {
-            devices = try withQuietStandardError { () throws(ALSAError) in try ALSADeviceList.pcmDevices(probe: true) }
+            entries = try DeviceListing.list()
         } catch {
             writeLine("snoozefuse: \(error)", to: STDERR_FILENO)
             throw ExitStatus.unavailable
-        }
-        let entries = devices.map { device -> Entry in
-            var entry = Entry(name: device.name, description: device.description, direction: device.direction.rawValue)
-            switch device.probe {
-            case .notProbed: break
-            case .opens: entry.opens = true
-            case .fails(let error):
-                entry.opens = false
-                entry.error = "\(error.code)"
-                if error.code == .timedOut, let detail = error.detail {
-                    entry.error? += " (\(detail))"
-                } else if error.kind == .noSuchDevice || error.kind == .noSoundServer {
-                    entry.error? += " (\(error.kind))"
-                }
-            }
-            return entry
         }
         if json {
             let encoder = JSONEncoder()
@@ -66,21 +41,4 @@ struct Devices: ParsableCommand {
             writeLine("\(entry.name)\t\(state)\t\(description)", to: STDOUT_FILENO)
         }
     }
-}
-
-/// Runs `body` with file descriptor 2 pointed at /dev/null, restoring it after.
-func withQuietStandardError<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
-    fflush(nil)
-    let saved = dup(STDERR_FILENO)
-    let null = open("/dev/null", O_WRONLY)
-    if saved >= 0, null >= 0 { dup2(null, STDERR_FILENO) }
-    if null >= 0 { close(null) }
-    defer {
-        fflush(nil)
-        if saved >= 0 {
-            dup2(saved, STDERR_FILENO)
-            close(saved)
-        }
-    }
-    return try body()
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import SnoozeFuseCore
+import SnoozeFuseRuntime
 
 /// The exit codes of SPEC §3, in one place (sysexits.h values where one fits).
 enum ExitStatus {
@@ -27,6 +28,18 @@ enum ExitStatus {
         switch outcome {
         case .dismissed, .ringLimitReached: success
         case .cancelled: interrupted ? Self.interrupted : cancelled
+        }
+    }
+
+    /// Says what stopped a nap or preview before it began, and returns its exit status.
+    static func reporting(_ error: NapSetupError) -> ExitCode {
+        for line in error.lines { writeLine("snoozefuse: \(line)", to: 2) }
+        switch error.kind {
+        case .usage: return usage
+        case .badData: return badData
+        case .missingInput: return missingInput
+        case .badConfiguration: return badConfig
+        case .internalError: return internalError
         }
     }
 }

@@ -2,10 +2,16 @@ import ArgumentParser
 import Foundation
 import SnoozeFuseRuntime
 
+/// A command that runs on the program's event loop (its tasks and timers on one thread of their
+/// own; see `EventLoop`).
+protocol LoopCommand {
+    func run(on loop: EventLoop) async throws
+}
+
 /// The program's entry point. It parses with ArgumentParser as usual but runs the chosen command
-/// on a ``SerialThreadExecutor`` instead of ArgumentParser's async `main`, which would run it on
-/// the default global executor and so start libdispatch's once-a-second pool monitor: a napping
-/// process must not wake between its deadlines.
+/// on an ``EventLoop`` instead of ArgumentParser's async `main`, which would run it on the default
+/// global executor and so start libdispatch's once-a-second pool monitor: a napping process must
+/// not wake between its deadlines.
 @main
 enum Main {
     static func main() {
@@ -14,10 +20,12 @@ enum Main {
         signal(SIGPIPE, SIG_IGN)
         do {
             let command = try SnoozeFuse.parseAsRoot()
-            let executor = SerialThreadExecutor(name: "snoozefuse-main")
-            try executor.runBlocking {
+            let loop = EventLoop(name: "snoozefuse")
+            try loop.runBlocking {
                 var command = command
-                if var asyncCommand = command as? any AsyncParsableCommand {
+                if let loopCommand = command as? any LoopCommand {
+                    try await loopCommand.run(on: loop)
+                } else if var asyncCommand = command as? any AsyncParsableCommand {
                     try await asyncCommand.run()
                 } else {
                     try command.run()
@@ -32,10 +40,21 @@ enum Main {
             // keep their codes; anything else escaping a command is a bug (EX_SOFTWARE), never
             // exit 1, which means "cancelled".
             if SnoozeFuse.exitCode(for: error) == .failure {
-                writeLine("snoozefuse: internal error: \(error)", to: 2)
+                writeLine("snoozefuse: internal error: \(error)", to: STDERR_FILENO)
                 SnoozeFuse.exit(withError: ExitStatus.internalError)
             }
             SnoozeFuse.exit(withError: error)
         }
     }
+}
+
+/// Writes `text` and a newline in one write, so lines from different places never interleave.
+/// Errors are dropped: a closed stream leaves nowhere better to report to.
+func writeLine(_ text: String, to fileDescriptor: Int32) {
+    write(text + "\n", to: fileDescriptor)
+}
+
+/// Writes `text` as it is.
+func write(_ text: String, to fileDescriptor: Int32) {
+    try? FileHandle(fileDescriptor: fileDescriptor, closeOnDealloc: false).write(contentsOf: Data(text.utf8))
 }

@@ -1,11 +1,9 @@
 import ArgumentParser
 import Foundation
-import SnoozeFuseAudio
 import SnoozeFuseCore
 import SnoozeFuseRuntime
-import Synchronization
 
-struct Nap: AsyncParsableCommand {
+struct Nap: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Take a nap and wake to an alarm.",
         discussion: """
@@ -86,79 +84,37 @@ struct Nap: AsyncParsableCommand {
         return timers
     }
 
-    func run() async throws {
+    func configuration(showsCountdown: Bool, usesColour: Bool) -> NapConfiguration {
         let chosen = Preset.builtIn(named: preset) ?? .basic
-        let timers = timers(from: chosen)
-        // A bad sound file is reported now (exit 65/66), not when the alarm should ring.
-        var settings = try audio.playbackSettings()
-        let napPlugins = try plugins.start(settings: &settings)
+        return NapConfiguration(
+            timers: timers(from: chosen), presetName: chosen.name, holdMode: !noHold,
+            sound: audio.sound, volume: audio.volume, fadeIn: audio.fadeIn, device: audio.device,
+            systemVolume: audio.systemVolume, source: plugins.source, emitters: plugins.emitters, bpm: plugins.bpm,
+            sleepSound: plugins.sleepSound, sleepVolume: plugins.sleepVolume, sleepDevice: plugins.sleepDevice,
+            showsCountdown: showsCountdown, usesColour: usesColour)
+    }
+}
+
+extension Nap: LoopCommand {
+    func run(on loop: EventLoop) async throws {
         let terminal = TerminalStyle.detect()
-        let keys = TerminalKeyReader(fileDescriptor: STDIN_FILENO)
-        let hint = keys == nil ? "(Ctrl-C to stop)" : "(Enter to stop, s to snooze, q to cancel)"
-        let observer = ConsoleObserver(
-            jsonLines: events == .jsonl, quiet: quiet, terminal: terminal, timers: timers, presetName: chosen.name
-        )
-        let bell = TerminalBellAlarm.onControllingTerminal(usesColour: terminal.usesColour, hint: hint)
-        // Everything the nap starts runs on one parked thread of its own (see SerialThreadExecutor),
-        // and sleeps on one clock (one timer thread): the session's deadlines and the alarm's own.
-        let executor = SerialThreadExecutor(name: "snoozefuse-nap")
-        let clock = BootTimeClock()
-        let scheduling = AlarmScheduling(clock: clock, executor: executor)
-        let alarm = AudioAlarmOutput(device: audio.device, settings: settings, fallback: bell, scheduling: scheduling)
-        // The mixer's notes are warnings: an event, and a line even with --quiet.
-        let (volumeNotes, volumeNote) = AsyncStream.makeStream(of: String.self)
-        let systemVolume = SystemVolumeDuringAlarm(percent: audio.systemVolume, base: alarm, scheduling: scheduling) {
-            volumeNote.yield($0)
+        let configuration = configuration(showsCountdown: !quiet && terminal.isTerminal, usesColour: terminal.usesColour)
+        // A bad sound file, an unknown plugin or a configuration a plugin refuses is reported now
+        // (exit 65/66/64/78), not when the alarm should ring.
+        let nap: LiveNap
+        do throws(NapSetupError) {
+            nap = try LiveNap(configuration, loop: loop) { writeLine("snoozefuse: \($0)", to: STDERR_FILENO) }
+        } catch {
+            throw ExitStatus.reporting(error)
         }
-        let changes = Task(executorPreference: executor) {
-            for await change in alarm.outputChanges {
-                await observer.record(outputRecord(change, origin: observer.sessionOrigin))
-            }
-        }
-        let pluginNotes = Task(executorPreference: executor) {
-            for await note in napPlugins.notices {
-                await observer.record(record(.warning, origin: observer.sessionOrigin, output: nil, message: note))
-            }
-        }
-        let volumeWarnings = Task(executorPreference: executor) {
-            for await note in volumeNotes {
-                await observer.record(record(.warning, origin: observer.sessionOrigin, output: nil, message: note))
-            }
-        }
-        let alarmWithPulses = napPlugins.alarmOutput(wrapping: systemVolume)
-        var driver = SessionDriver(
-            clock: clock, timers: timers, alarm: alarmWithPulses,
-            observer: napPlugins.heartbeatObserver(wrapping: observer, bpm: plugins.bpm, executor: executor),
-            showsCountdown: !quiet && terminal.isTerminal, taskExecutor: executor
-        )
-        driver.sleepSound = napPlugins.sleepSound(device: plugins.sleepDevice ?? audio.device, percent: plugins.sleepVolume, scheduling: scheduling)
-
-        let (inputs, feed) = AsyncStream.makeStream(of: SessionEvent.self)
-        let interrupted = Atomic<Bool>(false)
-        let signals = SignalWatcher { number in
-            if number == SIGINT { interrupted.store(true, ordering: .relaxed) }
-            feed.yield(.cancel)
-        }
-        // Hold mode: any key held in ready/holding/releasing is the hold (see HoldTracking).
-        let holdTracking = noHold ? nil : TerminalKeyReader.HoldTracking(isHoldPhase: { [observer] in
-            [.ready, .holding, .releasing].contains(observer.currentPhase)
-        })
-        keys?.start(holdTracking: holdTracking) { feed.yield($0) }
-        observer.announce(holdMode: !noHold)
-
-        let outcome = await driver.run(startingWith: noHold ? .start : nil, inputs: inputs)
-
-        keys?.stop()
-        await alarmWithPulses.stop()
-        await alarm.finish()
-        await changes.value
-        napPlugins.finish()
-        await pluginNotes.value
-        volumeNote.finish()
-        await volumeWarnings.value
-        observer.finish(outcome: outcome)
-        withExtendedLifetime(signals) {}
-        throw ExitStatus.forOutcome(outcome, interrupted: interrupted.load(ordering: .relaxed))
+        let console = Console(jsonLines: events == .jsonl, quiet: quiet, terminal: terminal,
+                              timers: configuration.timers, presetName: configuration.presetName)
+        console.announce(holdMode: configuration.holdMode)
+        async let result = nap.run()
+        for await record in nap.records { console.render(record) }
+        let ended = await result
+        console.finish(outcome: ended.outcome)
+        throw ExitStatus.forOutcome(ended.outcome, interrupted: ended.interrupted)
     }
 }
 

@@ -1,4 +1,4 @@
-import SnoozeFusePluginHost
+import SnoozeFuseRuntime
 
 /// One plugin in `plugins list --json` and `plugins info --json` (documented in PLUGINS.md).
 struct PluginJSON: Encodable {

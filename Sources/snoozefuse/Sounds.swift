@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import SnoozeFuseAudio
 import SnoozeFuseCore
 import SnoozeFuseRuntime
 
@@ -32,38 +31,6 @@ struct AlarmAudioOptions: ParsableArguments {
             throw ValidationError("--device needs a PCM name (`snoozefuse devices` lists them).")
         }
     }
-
-    /// The playback settings, after checking the sound file; a bad file is reported on standard
-    /// error and exits 66 (missing) or 65 (bad data).
-    func playbackSettings(duration: Duration? = nil) throws -> AlarmPlaybackSettings {
-        let sound = try chooseAlarmSound(sound)
-        try checkSound(sound)
-        return AlarmPlaybackSettings(sound: sound, gain: AlarmGain(percent: volume, fadeIn: fadeIn), duration: duration)
-    }
-}
-
-/// Checks that `sound` opens and decodes; on failure says why (path and reason) and exits 66 or 65.
-func checkSound(_ sound: AlarmSound) throws {
-    do {
-        try sound.validate()
-    } catch {
-        writeLine("snoozefuse: \(error)", to: STDERR_FILENO)
-        throw error.isMissingInput ? ExitStatus.missingInput : ExitStatus.badData
-    }
-}
-
-/// An output change as an `output` record (`t` from `origin`, the session's start).
-func outputRecord(_ change: AlarmOutputChange, origin: ContinuousClock.Instant) -> SessionRecord {
-    record(.output, origin: origin, output: change.output, message: change.message)
-}
-
-/// A record stamped now (`t` from `origin`).
-func record(_ kind: SessionRecord.Kind, origin: ContinuousClock.Instant, output: String?, message: String? = nil) -> SessionRecord {
-    let t = origin.duration(to: .now).secondsValue
-    return SessionRecord(
-        event: kind, t: (t * 1000).rounded() / 1000,
-        wall: WallClockText.iso8601(secondsSince1970: Date().timeIntervalSince1970),
-        output: output, message: message)
 }
 
 struct Sounds: AsyncParsableCommand {
@@ -72,7 +39,7 @@ struct Sounds: AsyncParsableCommand {
         subcommands: [List.self, Import.self, Validate.self, Remove.self, Rename.self, Play.self, Export.self]
     )
 
-    struct Play: AsyncParsableCommand {
+    struct Play: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Play a sound as the alarm would (same device chain, volume and fade).",
             discussion: """
@@ -107,45 +74,29 @@ struct Sounds: AsyncParsableCommand {
             }
         }
 
-        func run() async throws {
-            let sound: AlarmSound = try path.map { try chooseAlarmSound($0) } ?? .builtInTone
-            try checkSound(sound)
-            var length = Duration.seconds(3)
-            if case .file(let path) = sound, let info = try? SoundFile(readingAtPath: path).info {
-                length = min(info.duration, .seconds(30))
-            }
-            let playFor = duration ?? length
-            let settings = AlarmPlaybackSettings(sound: sound, gain: AlarmGain(percent: volume, fadeIn: fadeIn))
-            let bell = TerminalBellAlarm(isTerminal: isatty(STDERR_FILENO) == 1, usesColour: false, hint: "(preview)")
-            // As in a nap: the player's tasks on a thread of their own, its sleeps on the boot clock.
-            let executor = SerialThreadExecutor(name: "snoozefuse-play")
-            let clock = BootTimeClock()
-            let output = AudioAlarmOutput(device: device, settings: settings, fallback: bell,
-                                          scheduling: AlarmScheduling(clock: clock, executor: executor))
-            let origin = ContinuousClock.now
-            let jsonLines = events == .jsonl
-            // Records are made only when they are printed.
-            let changes = Task(executorPreference: executor) {
-                for await change in output.outputChanges {
-                    if jsonLines { writeLine(outputRecord(change, origin: origin).jsonLine(), to: STDOUT_FILENO) }
-                    writeLine("snoozefuse: \(change.message)", to: STDERR_FILENO)
-                }
-            }
-            let report = await output.start(reason: .nap)
-            for fallback in report.fallbacks {
-                if jsonLines { writeLine(record(.output, origin: origin, output: report.output, message: fallback).jsonLine(), to: STDOUT_FILENO) }
-                writeLine("snoozefuse: \(fallback)", to: STDERR_FILENO)
-            }
-            if jsonLines {
-                var started = record(.alarm, origin: origin, output: report.output)
-                started.latenessMs = report.lateness.map { ($0.secondsValue * 1_000_000).rounded() / 1000 }
-                writeLine(started.jsonLine(), to: STDOUT_FILENO)
-            }
-            writeLine("snoozefuse: playing \(sound) on \(report.output) for \(playFor.compactDescription)", to: STDERR_FILENO)
-            try? await clock.sleep(for: ContinuousClock.now.duration(to: origin.advanced(by: playFor)))
-            await output.stop()
-            await output.finish()
-            await changes.value
+    }
+}
+
+extension Sounds.Play: LoopCommand {
+    func run(on loop: EventLoop) async throws {
+        let preview: SoundPreview
+        do throws(NapSetupError) {
+            preview = try SoundPreview(sound: path, volume: volume, fadeIn: fadeIn, device: device, duration: duration,
+                                       loop: loop) { writeLine("snoozefuse: \($0)", to: STDERR_FILENO) }
+        } catch {
+            throw ExitStatus.reporting(error)
         }
+        let jsonLines = events == .jsonl
+        async let played: Void = preview.run()
+        for await record in preview.records {
+            if jsonLines { writeLine(record.jsonLine(), to: STDOUT_FILENO) }
+            switch record.event {
+            case .output: writeLine("snoozefuse: \(record.message ?? "")", to: STDERR_FILENO)
+            case .alarm:
+                writeLine("snoozefuse: playing \(preview.soundDescription) on \(record.output ?? "?") for \(preview.length.compactDescription)", to: STDERR_FILENO)
+            default: break
+            }
+        }
+        await played
     }
 }

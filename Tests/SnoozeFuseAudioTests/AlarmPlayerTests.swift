@@ -1,5 +1,6 @@
 import Foundation
 import SnoozeFuseAudio
+import SnoozeFuseSystem
 import SnoozeFuseTestSupport
 import Testing
 
@@ -183,13 +184,13 @@ struct AlarmPlayerTests {
 
     @Test("a start gate holds the first write until its due instant")
     func gateDelaysFirstWrite() async throws {
-        let due = ContinuousClock.now.advanced(by: .milliseconds(300))
+        let due = BootInstant.now.advanced(by: .milliseconds(300))
         let (events, continuation) = AsyncStream.makeStream(of: PCMPlaybackThread.Event.self)
         let settings = AlarmPlaybackSettings(duration: .milliseconds(500))
         let playback = try AlarmPlayer.start(device: "null", settings: settings, due: due) { event in
             continuation.yield(event)
         }
-        var firstWrite: ContinuousClock.Instant?
+        var firstWrite: BootInstant?
         for await event in events {
             if case .firstWrite(let at, _) = event { firstWrite = at }
             if case .ended = event { break }

@@ -1,12 +1,13 @@
 import Foundation
 import SnoozeFuseAudio
 import SnoozeFusePluginHost
+import SnoozeFuseRuntime
 import SnoozeFuseTestSupport
 import Synchronization
 import Testing
 
-/// Crash isolation: every plugin instance of a nap runs in a child process (the built `snoozefuse`
-/// re-executed as `plugins serve`); the alarm renderer reads the source's frames from a pipe and
+/// Crash isolation: every plugin instance of a nap runs in a child process (the built
+/// `snoozefuse-plugin-host serve`); the alarm renderer reads the source's frames from a pipe and
 /// switches to the built-in tone when they stop.
 @Suite("Plugin crash isolation and the validator", .serialized)
 struct PluginIsolationTests {
@@ -20,7 +21,8 @@ struct PluginIsolationTests {
         let info = try PluginLoader.load(path: path, logger: LogRecorder().logger).info
         let ended = Mutex<String?>(nil)
         let child = try PluginChildProcess(
-            executable: snoozefuse, arguments: ["plugins", "serve", "--kind", "source", "--path", path],
+            executable: BuiltProducts.executable(PluginHostProgram.name).path,
+            arguments: PluginHostProgram.serveArguments(kind: .source, path: path, config: ""),
             info: info, role: .readsFromChild) { _, how in ended.withLock { $0 = how } }
         let stream = PluginAudioStream(child: child, sampleRate: PluginServer.sourceRate, channels: 1)
         let format = PCMStreamFormat(sampleFormat: .float32LE, sampleRate: 48_000, channels: 2, bufferFrames: 4800, periodFrames: 1200)

@@ -12,11 +12,11 @@ struct AudioAlarmTests {
     func nonexistentDeviceFallsBack() async throws {
         let pipe = Pipe()
         let bell = TerminalBellAlarm(fileDescriptor: pipe.fileHandleForWriting.fileDescriptor, isTerminal: false,
-                                     usesColour: false, hint: "(test)")
+                                     usesColour: false, hint: "(test)", loop: testLoop)
         // This test is about the chain, not the time limits (AudioAlarmStallTests): limits far above
         // what a starved test process can take keep the outcome the same on a loaded machine.
         let output = AudioAlarmOutput(device: "nonexistent", settings: AlarmPlaybackSettings(), fallback: bell,
-                                      openTimeout: .seconds(60), silenceTimeout: .seconds(60))
+                                      loop: testLoop, openTimeout: .seconds(60), silenceTimeout: .seconds(60))
         #expect(output.devices == ["nonexistent", "default"])
         let report = await output.start(reason: .nap)
         await output.stop()
@@ -39,11 +39,12 @@ struct AudioAlarmTests {
 
     @Test("arming renders ahead and writes the first frame at the due instant, measuring its lateness")
     func armedStartMeasuresLateness() async throws {
-        let bell = TerminalBellAlarm(fileDescriptor: -1, isTerminal: false, usesColour: false, hint: "")
+        let loop = EventLoop(name: "test-alarm")
+        let bell = TerminalBellAlarm(fileDescriptor: -1, isTerminal: false, usesColour: false, hint: "", loop: loop)
         // Its own executor and time limits no loaded test machine reaches: this is about the first
         // frame's timing, not the hand-over (whose limits the frozen-server tests check).
         let output = AudioAlarmOutput(device: "null", settings: AlarmPlaybackSettings(), fallback: bell,
-                                      scheduling: AlarmScheduling(executor: SerialThreadExecutor(name: "test-alarm")),
+                                      loop: loop,
                                       openTimeout: .seconds(60), silenceTimeout: .seconds(60))
         await output.arm(reason: .max, after: .milliseconds(300))
         let report = await output.start(reason: .max)
@@ -125,6 +126,9 @@ struct AudioAlarmTests {
     }
 }
 
+/// The event loop the tests' outputs run on (as a nap's run on its command's loop).
+let testLoop = EventLoop(name: "test-loop")
+
 func makeTemporaryDirectory() throws -> URL {
     let url = FileManager.default.temporaryDirectory
         .appendingPathComponent("snoozefuse-audio-alarm-\(UUID().uuidString)", isDirectory: true)
@@ -152,7 +156,7 @@ struct SleepSoundTests {
         let notices = Notices()
         let settings = AlarmPlaybackSettings(sound: .file(path: sine), gain: AlarmGain(percent: 40, fadeIn: .seconds(10)),
                                              configuration: PCMConfiguration(sampleRate: 48_000, channels: 1))
-        let sleep = AudioSleepSound(device: "file:FILE=\(out),FORMAT=raw", settings: settings, onNotice: notices.append)
+        let sleep = AudioSleepSound(device: "file:FILE=\(out),FORMAT=raw", settings: settings, loop: testLoop, onNotice: notices.append)
         await sleep.play(for: .seconds(3))
         // The `file` PCM takes frames faster than real time: wait for all 3 s of them.
         let expectedBytes = 3 * 48_000 * 4
@@ -176,7 +180,7 @@ struct SleepSoundTests {
     @Test("a device that cannot open costs the nap nothing: a notice, silence, and play returns at once")
     func aMissingDeviceIsANotice() async throws {
         let notices = Notices()
-        let sleep = AudioSleepSound(device: "nonexistent", settings: AlarmPlaybackSettings(), onNotice: notices.append)
+        let sleep = AudioSleepSound(device: "nonexistent", settings: AlarmPlaybackSettings(), loop: testLoop, onNotice: notices.append)
         await sleep.play(for: .seconds(30))
         for _ in 0 ..< 1_000 where notices.lines.withLock({ $0 }).isEmpty {
             try await Task.sleep(for: .milliseconds(10))

@@ -6,7 +6,7 @@ import SnoozeFuseRuntime
 @Suite("BootTimeClock, SerialThreadExecutor, key bindings")
 struct ClockAndExecutorTests {
     @Test func bootTimeClockWakesEverySleeperAtOrAfterItsDeadline() async throws {
-        let clock = BootTimeClock()
+        let clock = EventLoop(name: "test-clock").clock
         let start = clock.now
         var order: [Int] = []
         await withTaskGroup(of: Int.self) { group in
@@ -24,7 +24,7 @@ struct ClockAndExecutorTests {
     }
 
     @Test func bootTimeClockSleepsCanBeCancelled() async throws {
-        let clock = BootTimeClock()
+        let clock = EventLoop(name: "test-clock").clock
         let sleeper = Task { try await clock.sleep(until: clock.now.advanced(by: .seconds(3600))) }
         sleeper.cancel()
         await #expect(throws: CancellationError.self) { try await sleeper.value }
@@ -35,7 +35,7 @@ struct ClockAndExecutorTests {
     }
 
     @Test func serialThreadExecutorRunsTasksOnItsOwnThread() throws {
-        let executor = SerialThreadExecutor(name: "sf-test-exec")
+        let executor = EventLoop(name: "sf-test-exec")
         let name = try executor.runBlocking { () async -> String in
             async let child = threadName()
             return await child

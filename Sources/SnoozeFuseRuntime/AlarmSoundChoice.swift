@@ -1,0 +1,78 @@
+public import SnoozeFuseAudio
+import SnoozeFuseSoundLibrary
+import SnoozeFuseStore
+
+/// Why a nap or a preview cannot start, with the lines that say so (each naming the file, device
+/// or plugin, and what to do) and the kind of problem (the CLI's exit status).
+public struct NapSetupError: Error, Sendable, Hashable, CustomStringConvertible {
+    public enum Kind: Sendable, Hashable {
+        /// A bad flag or value (exit 64).
+        case usage
+        /// A sound that cannot be decoded (exit 65).
+        case badData
+        /// A file, sound or plugin that is not there (exit 66).
+        case missingInput
+        /// A configuration a plugin refuses, an unusable library (exit 78).
+        case badConfiguration
+        /// Something of the program itself is missing (exit 70).
+        case internalError
+    }
+
+    public var kind: Kind
+    public var lines: [String]
+
+    public init(_ kind: Kind, _ lines: [String]) {
+        self.kind = kind
+        self.lines = lines
+    }
+
+    public var description: String { lines.joined(separator: "\n") }
+}
+
+/// The alarm sound a `--sound` argument names: a file path (it contains a `/` or ends in a sound
+/// file extension), a built-in sound's name, or an imported sound's name. Without an argument, the
+/// default built-in (`beep`); if the built-in sounds are missing altogether, the synthesized tone,
+/// with a notice. An unknown name lists the names there are (exit 66). The built-in folder is looked
+/// for only when the argument is not a path.
+public enum AlarmSoundChoice {
+    public static func resolve(_ argument: String?, builtIns locate: @autoclosure () -> BuiltInSounds? = BuiltInSounds.locate(),
+                               notice: (String) -> Void) throws(NapSetupError) -> AlarmSound {
+        if let argument, BuiltInSounds.isPath(argument) {
+            return .file(path: argument)
+        }
+        let builtIns = locate()
+        let name = argument ?? BuiltInSounds.defaultName
+        if let builtIns, let path = builtIns.path(named: name) {
+            return .file(path: path)
+        }
+        if argument != nil, let path = importedSoundPath(named: name) {
+            return .file(path: path)
+        }
+        guard let argument else {
+            let missing = builtIns.map { "there is no \(name).\(BuiltInSounds.fileExtension) in \($0.folder.path)" }
+                ?? "no built-in sounds folder (looked in \(BuiltInSounds.candidateFolders(executable: BuiltInSounds.runningExecutable).map(\.path).joined(separator: ", ")))"
+            notice("\(missing); using the synthesized alarm tone.")
+            return .builtInTone
+        }
+        let known = builtIns?.names ?? []
+        let list = known.isEmpty ? "no built-in sounds are installed" : "built-in sounds: \(known.joined(separator: ", "))"
+        throw NapSetupError(.missingInput, ["no built-in sound named \"\(argument)\" (\(list)); for a file in this folder, write ./\(argument)."])
+    }
+
+    /// Checks, before anything starts, that `sound` opens and decodes (exit 66 when missing, 65 when
+    /// it is not sound that can be decoded).
+    public static func check(_ sound: AlarmSound) throws(NapSetupError) {
+        do {
+            try sound.validate()
+        } catch {
+            throw NapSetupError(error.isMissingInput ? .missingInput : .badData, ["\(error)"])
+        }
+    }
+
+    /// The file of an imported sound called `name`, for `--sound NAME` (nil when there is none or the
+    /// library cannot be opened).
+    static func importedSoundPath(named name: String) -> String? {
+        guard let paths = try? StorePaths(), let library = try? SoundLibrary(paths: paths, builtIns: [:]) else { return nil }
+        return (try? library.path(named: name)) ?? nil
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import Logging
+import SnoozeFuseAudio
+import SnoozeFusePluginHost
+import Synchronization
+
+/// The plugin instances of one nap, each in a child process of the plugin host program (never in
+/// the nap's own process), and what they report.
+final class NapPluginInstances: Sendable {
+    /// The `--source` plugin's frames, when one started.
+    let stream: PluginAudioStream?
+    /// The `--sleep-sound` plugin's frames, when one started.
+    let sleepStream: PluginAudioStream?
+    /// Each `--emitter`'s child.
+    let emitters: [PluginProcessEmitter]
+
+    init(stream: PluginAudioStream?, sleepStream: PluginAudioStream?, emitters: [PluginProcessEmitter]) {
+        self.stream = stream
+        self.sleepStream = sleepStream
+        self.emitters = emitters
+    }
+
+    /// Starts each plugin instance of `configuration` in a supervised child. Unknown ids and plugins
+    /// of the wrong kind are refused before the nap begins (exit 66, 64); a configuration a plugin
+    /// refuses as invalid exits 78 (each plugin judges its own, in a short-lived child). A plugin
+    /// whose child cannot start is a notice: the nap goes on without it.
+    static func start(_ configuration: NapConfiguration, logger: Logger,
+                      notice: @escaping @Sendable (String) -> Void) throws(NapSetupError) -> NapPluginInstances {
+        let requested = (configuration.source.map { [("--source", $0, PluginHostProgram.Kind.source)] } ?? [])
+            + (configuration.sleepSound.map { [("--sleep-sound", $0, PluginHostProgram.Kind.source)] } ?? [])
+            + configuration.emitters.map { ("--emitter", $0, PluginHostProgram.Kind.emitter) }
+        guard !requested.isEmpty else { return NapPluginInstances(stream: nil, sleepStream: nil, emitters: []) }
+        guard let host = PluginHostProgram.locate() else {
+            throw NapSetupError(.internalError, [PluginHostProgram.missing(PluginSearchPath.currentExecutable()).reasonText])
+        }
+        let registry = PluginCatalog.scan(logger: logger)
+        // Every instance named, found, of the right kind, with a configuration its plugin accepts.
+        var found: [String: (LoadedPlugin, PluginSpec)] = [:]
+        for (_, text, kind) in requested {
+            guard let spec = PluginSpec(parsing: text) else {
+                throw NapSetupError(.usage, ["\"\(text)\" is not a plugin: expected ID or ID:key=value,..."])
+            }
+            guard let plugin = registry.plugin(id: spec.id) else {
+                throw NapSetupError(.missingInput, [PluginError(path: spec.id, reason: .unknownPlugin(spec.id)).reasonText])
+            }
+            let wanted: PluginKinds = kind == .emitter ? .pulseEmitter : .soundSource
+            guard plugin.info.kinds.contains(wanted) else {
+                throw NapSetupError(.usage, ["\(PluginError(path: plugin.info.path, reason: .wrongKind(id: plugin.info.id, wanted: kind == .emitter ? "pulse emitter" : "sound source")))"])
+            }
+            found[text] = (plugin, spec)
+        }
+        try checkConfigurations(requested.compactMap { option, text, kind in
+            found[text].map { (option, $0.1, $0.0.info, kind) }
+        }, host: host)
+
+        /// A source plugin's stream from a child process; `role` names it in the notices, `instead`
+        /// says what plays when it fails.
+        func sourceStream(_ text: String, role: String, instead: String, underrunFill: SourceFailureFallback) -> PluginAudioStream? {
+            guard let (plugin, spec) = found[text] else { return nil }
+            do {
+                let child = try PluginChildProcess(
+                    executable: host, arguments: PluginHostProgram.serveArguments(kind: .source, path: plugin.info.path, config: spec.config),
+                    info: plugin.info, role: .readsFromChild) { info, how in
+                        notice("\(role) plugin \(info.id) stopped (\(how)); \(instead) (\(info.path))")
+                    }
+                return PluginAudioStream(child: child, sampleRate: PluginServer.sourceRate,
+                                         channels: PluginServer.sourceChannels, underrunFill: underrunFill)
+            } catch {
+                notice("\(role): \(error); \(instead)")
+                return nil
+            }
+        }
+        let stream = configuration.source.flatMap {
+            sourceStream($0, role: "sound-source", instead: "the alarm plays the built-in tone instead", underrunFill: .builtInTone)
+        }
+        let sleepStream = configuration.sleepSound.flatMap {
+            sourceStream($0, role: "sleep-sound", instead: "napping in silence", underrunFill: .silence)
+        }
+        var emitters: [PluginProcessEmitter] = []
+        for text in configuration.emitters {
+            guard let (plugin, spec) = found[text] else { continue }
+            do {
+                let child = try PluginChildProcess(
+                    executable: host, arguments: PluginHostProgram.serveArguments(kind: .emitter, path: plugin.info.path, config: spec.config),
+                    info: plugin.info, role: .writesToChild, pipeCapacity: 4096) { info, how in
+                        notice("plugin \(info.id) stopped: \(how) (\(info.path))")
+                    }
+                emitters.append(PluginProcessEmitter(child: child))
+            } catch {
+                notice("\(error)")
+            }
+        }
+        return NapPluginInstances(stream: stream, sleepStream: sleepStream, emitters: emitters)
+    }
+
+    /// Checks every configuration at once, each in a short-lived child. A configuration the plugin
+    /// refuses as invalid is reported (the plugin, its message naming the key, and the keys it
+    /// accepts) and ends the command (exit 78). Any other failure is left to the plugin's own
+    /// process, which reports it when the nap starts (the alarm never depends on a plugin).
+    private static func checkConfigurations(_ requested: [(String, PluginSpec, PluginInfo, PluginHostProgram.Kind)],
+                                            host: String) throws(NapSetupError) {
+        var checks: [PluginConfigCheck] = []
+        for (option, spec, info, kind) in requested {
+            do {
+                checks.append(try PluginConfigCheck(option: option, spec: spec, info: info, kind: kind, host: host))
+            } catch {
+                throw NapSetupError(.internalError, ["cannot start \(host) to check \(option) \(spec): \(error)"])
+            }
+        }
+        var lines: [String] = []
+        for check in checks {
+            guard let refusal = check.wait(), refusal.isBadConfiguration else { continue }
+            lines += check.describe(refusal)
+        }
+        if !lines.isEmpty { throw NapSetupError(.badConfiguration, lines) }
+    }
+}
+
+/// An emitter's child as a place pulses go.
+struct EmitterSink: PulseSink {
+    let emitter: PluginProcessEmitter
+
+    func emit(intensity: Double, duration: Duration) {
+        emitter.emit(intensity: intensity, duration: duration)
+    }
+
+    func cancel() {
+        emitter.cancel()
+    }
+}

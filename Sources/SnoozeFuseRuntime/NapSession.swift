@@ -1,0 +1,222 @@
+public import Foundation
+public import SnoozeFuseCore
+import Synchronization
+
+/// What a nap is: the timers and everything its alarm and plugins need. The CLI builds one from
+/// flags (later also from the environment, presets and settings); ``NapSession/live(_:loop:)``
+/// turns it into a running nap.
+public struct NapConfiguration: Sendable, Hashable {
+    public var timers: SessionTimers
+    /// The preset the timers came from, for messages.
+    public var presetName: String
+    /// Wait for a held key (true) or start the release timer at once (`--no-hold`).
+    public var holdMode: Bool
+    /// The alarm sound: a built-in's name, an imported sound's name or a file; nil for the default.
+    public var sound: String?
+    /// Alarm volume, 0–100.
+    public var volume: Int
+    public var fadeIn: Duration
+    /// The ALSA PCM the alarm plays on first.
+    public var device: String
+    /// The system volume while the alarm sounds (nil: leave it).
+    public var systemVolume: Int?
+    /// `--source ID[:key=value,...]`.
+    public var source: String?
+    /// `--emitter ID[:key=value,...]`, each.
+    public var emitters: [String]
+    /// Heartbeats per minute while holding.
+    public var bpm: Int
+    /// `--sleep-sound ID[:key=value,...]`.
+    public var sleepSound: String?
+    public var sleepVolume: Int
+    /// The PCM of the sleep sound (the alarm's when nil).
+    public var sleepDevice: String?
+    /// Show a countdown (wake once per displayed second).
+    public var showsCountdown: Bool
+    /// Colour on the terminal (the bell's flash).
+    public var usesColour: Bool
+
+    public init(timers: SessionTimers, presetName: String, holdMode: Bool, sound: String? = nil, volume: Int = 80,
+                fadeIn: Duration = .seconds(10), device: String = "default", systemVolume: Int? = nil,
+                source: String? = nil, emitters: [String] = [], bpm: Int = 60, sleepSound: String? = nil,
+                sleepVolume: Int = 60, sleepDevice: String? = nil, showsCountdown: Bool = false, usesColour: Bool = false) {
+        self.timers = timers
+        self.presetName = presetName
+        self.holdMode = holdMode
+        self.sound = sound
+        self.volume = volume
+        self.fadeIn = fadeIn
+        self.device = device
+        self.systemVolume = systemVolume
+        self.source = source
+        self.emitters = emitters
+        self.bpm = bpm
+        self.sleepSound = sleepSound
+        self.sleepVolume = sleepVolume
+        self.sleepDevice = sleepDevice
+        self.showsCountdown = showsCountdown
+        self.usesColour = usesColour
+    }
+}
+
+/// What can be asked of a running nap. Every command goes in through ``NapSession/send(_:)``: keys
+/// from its terminal, signals, and (later) the control socket of another terminal.
+public enum NapCommand: Sendable, Hashable {
+    /// A terminal's keys: what they mean depends on the phase (see ``HoldTracker``).
+    case key(KeyInput)
+    /// The person holds, or let go.
+    case hold, release
+    /// Stop the alarm for good.
+    case dismiss
+    /// Silence the alarm for this long (the configured snooze when nil).
+    case snooze(Duration?)
+    /// Move the coming alarm (negative: sooner).
+    case adjust(Duration)
+    /// Give up on the nap; `interrupted` for Ctrl-C (SIGINT, exit 130).
+    case cancel(interrupted: Bool)
+}
+
+/// How a nap ended.
+public struct NapResult: Sendable, Hashable {
+    public var outcome: SessionOutcome
+    /// Cancelled by SIGINT.
+    public var interrupted: Bool
+
+    public init(outcome: SessionOutcome, interrupted: Bool) {
+        self.outcome = outcome
+        self.interrupted = interrupted
+    }
+}
+
+/// Where keys come from (a terminal).
+public protocol KeySource: Sendable {
+    /// Starts reporting; with `releaseGap` (hold mode) `quiet` follows each burst of keys.
+    func start(releaseGap: Duration?, deliver: @escaping @Sendable (KeyInput) -> Void)
+    /// Stops reporting and restores the terminal.
+    func stop()
+}
+
+extension TerminalKeyReader: KeySource {}
+
+/// What a nap talks to: its clock and executor, its alarm, what plays while it sleeps, where pulses
+/// go, where keys come from, and what those outputs report.
+public struct NapPorts<C: Clock>: Sendable where C.Duration == Duration {
+    public var clock: C
+    public var executor: (any TaskExecutor)?
+    public var alarm: any AlarmOutput
+    public var sleepSound: (any SleepSoundOutput)?
+    public var pulses: [any PulseSink]
+    public var keys: (any KeySource)?
+    /// What the outputs report (output changes, warnings), in order.
+    public var notes: AsyncStream<SessionNote>
+    /// Winds the outputs down once the session has ended; it must end `notes`.
+    public var shutdown: @Sendable () async -> Void
+    public var wallClock: @Sendable () -> Date
+
+    public init(clock: C, executor: (any TaskExecutor)?, alarm: any AlarmOutput, sleepSound: (any SleepSoundOutput)? = nil,
+                pulses: [any PulseSink] = [], keys: (any KeySource)? = nil,
+                notes: AsyncStream<SessionNote> = AsyncStream { $0.finish() },
+                shutdown: @escaping @Sendable () async -> Void = {},
+                wallClock: @escaping @Sendable () -> Date = { Date() }) {
+        self.clock = clock
+        self.executor = executor
+        self.alarm = alarm
+        self.sleepSound = sleepSound
+        self.pulses = pulses
+        self.keys = keys
+        self.notes = notes
+        self.shutdown = shutdown
+        self.wallClock = wallClock
+    }
+}
+
+/// A running nap, and the one owner of it: every record of it (phases, the alarm and its
+/// lateness, output changes, warnings from the mixer and the plugins, the countdown, the
+/// heartbeat) comes out of ``records``, stamped on the session's clock by its ``SessionDriver``,
+/// and every command goes in through ``send(_:)``.
+public final class NapSession<C: Clock>: Sendable where C.Duration == Duration {
+    public let configuration: NapConfiguration
+    /// Everything that happens, in order; ends when the nap has ended and its outputs are down.
+    public let records: AsyncStream<SessionRecord>
+    private let ports: NapPorts<C>
+    private let recordFeed: AsyncStream<SessionRecord>.Continuation
+    private let events: AsyncStream<SessionEvent>
+    private let eventFeed: AsyncStream<SessionEvent>.Continuation
+    private let state: Mutex<State>
+
+    private struct State {
+        var phase = Phase.ready
+        var keys: HoldTracker
+        var interrupted = false
+    }
+
+    public init(configuration: NapConfiguration, ports: NapPorts<C>) {
+        self.configuration = configuration
+        self.ports = ports
+        (records, recordFeed) = AsyncStream.makeStream(of: SessionRecord.self, bufferingPolicy: .unbounded)
+        (events, eventFeed) = AsyncStream.makeStream(of: SessionEvent.self, bufferingPolicy: .unbounded)
+        state = Mutex(State(keys: HoldTracker(holdMode: configuration.holdMode)))
+    }
+
+    /// The phase of the nap now.
+    public var phase: Phase { state.withLock { $0.phase } }
+
+    /// Hands a command to the nap; never waits.
+    public func send(_ command: NapCommand) {
+        let events: [SessionEvent] = state.withLock { state in
+            switch command {
+            case .key(let input): return state.keys.events(for: input, in: state.phase)
+            case .hold: return [.holdBegan]
+            case .release: return [.holdEnded]
+            case .dismiss: return [.dismiss]
+            case .snooze(let length): return [.snooze(length)]
+            case .adjust(let change): return [.adjust(change)]
+            case .cancel(let interrupted):
+                state.interrupted = state.interrupted || interrupted
+                return [.cancel]
+            }
+        }
+        for event in events { eventFeed.yield(event) }
+    }
+
+    /// Runs the nap until it has ended and its outputs are down.
+    public func run() async -> NapResult {
+        let ports = ports, configuration = configuration
+        let alarm: any AlarmOutput = ports.pulses.isEmpty ? ports.alarm
+            : PulsingAlarmOutput(base: ports.alarm, sinks: ports.pulses, clock: ports.clock, executor: ports.executor)
+        var driver = SessionDriver(clock: ports.clock, timers: configuration.timers, alarm: alarm,
+                                   observer: Relay(session: self), showsCountdown: configuration.showsCountdown,
+                                   taskExecutor: ports.executor, wallClock: ports.wallClock)
+        driver.sleepSound = ports.sleepSound
+        driver.pulseSinks = ports.pulses
+        driver.heartbeatBPM = configuration.bpm
+        ports.keys?.start(releaseGap: configuration.holdMode ? .milliseconds(750) : nil) { [weak self] input in
+            self?.send(.key(input))
+        }
+        let outcome = await driver.run(startingWith: configuration.holdMode ? nil : .start, inputs: events,
+                                       notes: ports.notes) {
+            ports.keys?.stop()
+            await alarm.stop()
+            await ports.shutdown()
+        }
+        eventFeed.finish()
+        recordFeed.finish()
+        return NapResult(outcome: outcome, interrupted: state.withLock { $0.interrupted })
+    }
+
+    fileprivate func relay(_ record: SessionRecord) {
+        if record.event == .phase, let phase = record.phase {
+            state.withLock { $0.phase = phase }
+        }
+        recordFeed.yield(record)
+    }
+
+    /// The driver's observer: every record, the countdown too, goes into ``records``.
+    private struct Relay: SessionObserver {
+        let session: NapSession
+
+        func record(_ record: SessionRecord) async { session.relay(record) }
+        func countdown(_ tick: CountdownTick) async {}
+        func countdown(_ tick: CountdownTick, stamped: SessionRecord) async { session.relay(stamped) }
+    }
+}

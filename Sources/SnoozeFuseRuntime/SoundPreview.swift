@@ -1,0 +1,72 @@
+import Foundation
+import SnoozeFuseAudio
+import SnoozeFuseCore
+public import SnoozeFuseSystem
+
+/// `sounds play`: a sound played as the alarm would be (the same device chain, volume and fade),
+/// for a set length, on the command's event loop. Its records (the alarm with its lateness, output
+/// changes) come out of ``records``, stamped from the start of the preview.
+public final class SoundPreview: Sendable {
+    /// What plays, for messages (a path, or the built-in tone).
+    public let soundDescription: String
+    /// How long it plays.
+    public let length: Duration
+    public let records: AsyncStream<SessionRecord>
+    private let feed: AsyncStream<SessionRecord>.Continuation
+    private let output: AudioAlarmOutput
+    private let loop: EventLoop
+
+    /// - Parameters:
+    ///   - sound: a built-in's or imported sound's name, or a path; nil for the synthesized tone.
+    ///   - duration: how long to play (default: one pass of the file, at most 30 s; 3 s for the tone).
+    public init(sound: String?, volume: Int, fadeIn: Duration, device: String, duration: Duration?,
+                loop: EventLoop, message: @escaping @Sendable (String) -> Void) throws(NapSetupError) {
+        let chosen: AlarmSound = try sound.map { (name: String) throws(NapSetupError) -> AlarmSound in
+            try AlarmSoundChoice.resolve(name, notice: message)
+        } ?? .builtInTone
+        try AlarmSoundChoice.check(chosen)
+        var length = Duration.seconds(3)
+        if case .file(let path) = chosen, let info = try? SoundFile(readingAtPath: path).info {
+            length = min(info.duration, .seconds(30))
+        }
+        self.length = duration ?? length
+        soundDescription = "\(chosen)"
+        self.loop = loop
+        let settings = AlarmPlaybackSettings(sound: chosen, gain: AlarmGain(percent: volume, fadeIn: fadeIn))
+        let bell = TerminalBellAlarm(isTerminal: isatty(STDERR_FILENO) == 1, usesColour: false, hint: "(preview)", loop: loop)
+        output = AudioAlarmOutput(device: device, settings: settings, fallback: bell, loop: loop)
+        (records, feed) = AsyncStream.makeStream(of: SessionRecord.self, bufferingPolicy: .unbounded)
+    }
+
+    /// Plays for ``length``, then stops; ``records`` ends when it has.
+    public func run() async {
+        let clock = loop.clock
+        let origin = clock.now
+        let feed = feed, output = output
+        func stamped(_ kind: SessionRecord.Kind, message: String? = nil) -> SessionRecord {
+            SessionRecord(kind, elapsed: origin.duration(to: clock.now), wall: Date(), message: message)
+        }
+        let changes = Task(executorPreference: loop) {
+            for await change in output.outputChanges {
+                var record = stamped(.output, message: change.message)
+                record.output = change.output
+                feed.yield(record)
+            }
+        }
+        let report = await output.start(reason: .nap)
+        for fallback in report.fallbacks {
+            var record = stamped(.output, message: fallback)
+            record.output = report.output
+            feed.yield(record)
+        }
+        var started = stamped(.alarm)
+        started.output = report.output
+        started.latenessMs = report.lateness.map(SessionRecord.milliseconds)
+        feed.yield(started)
+        try? await clock.sleep(until: origin.advanced(by: length))
+        await output.stop()
+        await output.finish()
+        await changes.value
+        feed.finish()
+    }
+}

@@ -1,0 +1,43 @@
+import Glibc
+
+/// Writes all of `text` to `fileDescriptor` in as few writes as the kernel allows, retrying partial
+/// writes and EINTR, so lines from different threads never interleave mid-line. Errors are
+/// dropped: this is for the terminal and standard streams, and a closed one leaves nowhere better
+/// to report to.
+public func writeAll(_ text: String, to fileDescriptor: Int32) {
+    var text = text
+    text.withUTF8 { buffer in
+        _ = writeAll(UnsafeRawBufferPointer(buffer), to: fileDescriptor)
+    }
+}
+
+/// Writes every byte of `bytes`, retrying partial writes and EINTR.
+/// - Returns: `true` when all were written, `false` on the first other error (`errno` says which).
+@discardableResult
+public func writeAll(_ bytes: UnsafeRawBufferPointer, to fileDescriptor: Int32) -> Bool {
+    guard var pointer = bytes.baseAddress else { return true }
+    var remaining = bytes.count
+    while remaining > 0 {
+        let written = write(fileDescriptor, pointer, remaining)
+        if written < 0 {
+            if errno == EINTR { continue }
+            return false
+        }
+        pointer += written
+        remaining -= written
+    }
+    return true
+}
+
+/// Adds one to an eventfd counter (wakes whoever polls it).
+func signalEventDescriptor(_ descriptor: Int32) {
+    var one: UInt64 = 1
+    while withUnsafeBytes(of: &one, { write(descriptor, $0.baseAddress, 8) }) < 0 && errno == EINTR {}
+}
+
+/// Reads (and so resets) an eventfd or timerfd counter; a non-blocking descriptor with nothing to
+/// read is fine.
+func drainCounter(_ descriptor: Int32) {
+    var scratch: UInt64 = 0
+    while read(descriptor, &scratch, 8) < 0 && errno == EINTR {}
+}

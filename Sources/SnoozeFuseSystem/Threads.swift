@@ -1,0 +1,68 @@
+import CLinux
+import Glibc
+
+/// The one way this program starts a thread of its own: a detached pthread that names itself
+/// first (as `ps -L`, `top -H` and `/proc/PID/task/*/comm` show it; at most 15 bytes are kept),
+/// so a hung call or a busy thread is always recognisable.
+///
+/// Never Swift's cooperative pool and never Foundation's `Thread` (whose `name` does not reach the
+/// kernel on Linux, so a new thread would carry its parent's name).
+public enum SystemThread {
+    /// Runs `body` on a new detached thread named `name`.
+    /// - Returns: `false` when the system refuses to create a thread (then `body` never runs).
+    @discardableResult
+    public static func start(named name: String, _ body: @escaping @Sendable () -> Void) -> Bool {
+        let payload = Unmanaged.passRetained(Payload(name: name, body: body))
+        var thread = pthread_t()
+        guard pthread_create(&thread, nil, threadEntry, payload.toOpaque()) == 0 else {
+            payload.release()
+            return false
+        }
+        pthread_detach(thread)
+        return true
+    }
+
+    /// Names the calling thread.
+    public static func nameCurrent(_ name: String) {
+        _ = snoozefuse_name_current_thread(String(decoding: name.utf8.prefix(15), as: UTF8.self))
+    }
+
+    /// The kernel's name of the calling thread.
+    public static var currentName: String {
+        var buffer = [CChar](repeating: 0, count: 32)
+        let handle = open("/proc/thread-self/comm", O_RDONLY | O_CLOEXEC)
+        guard handle >= 0 else { return "" }
+        defer { close(handle) }
+        let count = read(handle, &buffer, buffer.count - 1)
+        guard count > 0 else { return "" }
+        return String(decoding: buffer[0 ..< count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            .trimmingCharacters(in: "\n")
+    }
+
+    /// The closure and name on their way to the new thread.
+    fileprivate final class Payload: Sendable {
+        let name: String
+        let body: @Sendable () -> Void
+        init(name: String, body: @escaping @Sendable () -> Void) {
+            self.name = name
+            self.body = body
+        }
+    }
+}
+
+extension String {
+    fileprivate func trimmingCharacters(in characters: String) -> String {
+        var text = Substring(self)
+        while let last = text.last, characters.contains(last) { text.removeLast() }
+        return String(text)
+    }
+}
+
+/// Where every thread of ``SystemThread`` begins: names itself, then runs its closure.
+private func threadEntry(_ raw: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
+    guard let raw else { return nil }
+    let payload = Unmanaged<SystemThread.Payload>.fromOpaque(raw).takeRetainedValue()
+    SystemThread.nameCurrent(payload.name)
+    payload.body()
+    return nil
+}
