@@ -13,7 +13,7 @@ LINK_ORDER := $(CURDIR)/Scripts/link-order.txt
 RELEASE_FLAGS ?= --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie \
 	-Xswiftc -use-ld=lld -Xlinker --symbol-ordering-file=$(LINK_ORDER) -Xlinker --no-warn-symbol-ordering
 
-.PHONY: deps build link-order install demo test check-warnings fuzz fuzz-durations bench bench-wakeups clean sounds
+.PHONY: deps build link-order install demo test check-warnings check-imports fuzz fuzz-durations bench bench-wakeups clean sounds
 
 deps:
 	@./Scripts/install-deps.sh
@@ -48,7 +48,11 @@ check-warnings: deps
 		echo "make: the build has warnings (above)" >&2; rm -f .build-warnings.log; exit 1; fi
 	@rm -f .build-warnings.log
 
-test: check-warnings
+# Package.swift declares exactly what the code imports, and the layers hold (ARCHITECTURE.md).
+check-imports: deps
+	@./Scripts/check-imports.py
+
+test: check-warnings check-imports
 	@mkdir -p Fuzz/out
 	@./Fuzz/fuzz.sh durations 100000 > Fuzz/out/durations.log 2>&1 || { tail -40 Fuzz/out/durations.log; echo "make: the duration fuzzer failed (Fuzz/out/durations.log)" >&2; exit 1; }
 	@grep -E "^Done" Fuzz/out/durations.log | sed 's/^/duration fuzzer: /'

@@ -140,7 +140,6 @@ let package = Package(
         // MARK: Test support (controllable doubles, like NIOEmbedded) and tests
         .target(
             name: "SnoozeFuseTestSupport",
-            dependencies: ["SnoozeFuseCore"],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -158,17 +157,17 @@ let package = Package(
         ),
         .testTarget(
             name: "SnoozeFuseAudioTests",
-            dependencies: ["SnoozeFuseAudio", "SnoozeFuseSystem", "CSndFile", "CALSA", "SnoozeFuseTestSupport"],
+            dependencies: ["SnoozeFuseAudio", "SnoozeFuseSystem", "SnoozeFuseTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "SnoozeFuseALSATests",
-            dependencies: ["SnoozeFuseAudio", "CALSA", "SnoozeFuseTestSupport"],
+            dependencies: ["SnoozeFuseAudio", "CALSA"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "SnoozeFuseCAFTests",
-            dependencies: ["SnoozeFuseCAF", "SnoozeFuseAudio", "CSndFile", "SnoozeFuseTestSupport"],
+            dependencies: ["SnoozeFuseCAF", "CSndFile"],
             swiftSettings: strictSettings
         ),
         .testTarget(
