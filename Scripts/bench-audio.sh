@@ -26,15 +26,7 @@ cleanup() {
 trap cleanup EXIT
 
 echo "== 1. alarm lateness over $naps naps (device: null) =="
-for _ in $(seq "$naps"); do
-    "$binary" nap --no-hold --release 0 --nap 1 --max 5 --ring-limit 1 --device null --events jsonl --quiet 2>/dev/null \
-        | sed -n 's/.*"event":"alarm".*"lateness_ms":\([0-9.]*\).*/\1/p'
-done | sort -n > "$work/lateness.txt"
-awk '{ v[NR] = $1 } END {
-    if (NR == 0) { print "no alarm events"; exit 1 }
-    p50 = v[int((NR - 1) * 0.50) + 1]; p99 = v[int((NR - 1) * 0.99) + 1]
-    printf "naps %d  p50 %.3f ms  p99 %.3f ms  max %.3f ms   budget p99 <= 2 ms: %s\n", NR, p50, p99, v[NR], (p99 <= 2 ? "met" : "NOT met")
-}' "$work/lateness.txt"
+./Scripts/bench-lateness.sh "$naps" "$binary"
 
 echo "== 2. CPU per second of audio, real-time to a PulseAudio null sink =="
 export XDG_RUNTIME_DIR="$work/run"

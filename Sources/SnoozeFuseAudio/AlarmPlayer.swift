@@ -133,12 +133,14 @@ public enum AlarmPlayer {
            settings.gain.fadeOut == .zero, settings.onSourceFailure == .builtInTone {
             let renderer = try AlarmS16Renderer(file: file, format: format, gain: settings.gain,
                                                 startingAt: position, gate: gate, progress: progress,
-                                                duration: settings.duration)
+                                                duration: settings.duration) { onEvent(.soundSwitched($0)) }
             thread = PCMPlaybackThread(output: output, source: renderer, onEvent: onEvent)
         } else {
             let renderer = try AlarmRenderer(source: source, format: format, gain: settings.gain,
                                              startingAt: position, gate: gate, progress: progress,
-                                             duration: settings.duration, onSourceFailure: settings.onSourceFailure)
+                                             duration: settings.duration, onSourceFailure: settings.onSourceFailure) {
+                onEvent(.soundSwitched($0))
+            }
             thread = PCMPlaybackThread(output: output, source: renderer, onEvent: onEvent)
         }
         do {

@@ -101,13 +101,7 @@ public final class AlarmStartGate: Sendable {
 
     /// Sleeps until `due`; returns `false` if cancelled first.
     public func wait() -> Bool {
-        while !isCancelled {
-            let now = BootInstant.now
-            if now >= due { return true }
-            var wake = min(now.advanced(by: .milliseconds(50)), due).absoluteTimespec
-            _ = clock_nanosleep(CLOCK_BOOTTIME, TIMER_ABSTIME, &wake, nil) // EINTR: loop and go on
-        }
-        return false
+        SystemThread.sleep(until: due, unless: { isCancelled })
     }
 }
 
@@ -118,7 +112,12 @@ public final class AlarmStartGate: Sendable {
 /// Every buffer is allocated in `init`; `render` neither allocates nor locks. If the source fails
 /// mid-stream (a decoding error, a plugin that stopped), the chain switches to its fallback
 /// (`SourceFailureFallback`): for an alarm the built-in tone at the device's rate, so the alarm
-/// never goes silent; for a sleep sound silence. `switchedToBuiltInTone` then tells why.
+/// never goes silent; for a sleep sound silence. `switchedToBuiltInTone` then tells why, and
+/// `onSwitch` is called once (on the audio thread).
+///
+/// An alarm is audible or it is not an alarm: after the fade-in, the chain measures what it writes
+/// (after the gain); when its peak stays below ``silenceThreshold`` (−50 dBFS) for
+/// ``silenceLimit``, it switches to the built-in tone in the same way.
 public final class AlarmRenderer: PCMRenderSource {
     /// Source frames decoded per step.
     private static let chunkFrames = 1024
@@ -128,6 +127,15 @@ public final class AlarmRenderer: PCMRenderSource {
     private var usingFallbackTone = false
     private let onSourceFailure: SourceFailureFallback
     public private(set) var switchedToBuiltInTone: SoundFileError?
+    private let onSwitch: @Sendable (String) -> Void
+
+    /// Below this peak (−50 dBFS) an alarm's output counts as silent.
+    public static let silenceThreshold: Float = 0.003_162_3
+    /// How long an alarm's output may stay silent before the built-in tone takes over.
+    public static let silenceLimit = Duration.seconds(2)
+    /// Frames written in a row, after the fade-in, whose peak stayed below the threshold.
+    private var silentFrames: Int64 = 0
+    private let silenceLimitFrames: Int64
 
     private let format: PCMStreamFormat
     private let gain: AlarmGain
@@ -156,14 +164,19 @@ public final class AlarmRenderer: PCMRenderSource {
     ///   - progress: updated after every buffer.
     ///   - duration: end the stream (drained, so it plays out) after this much of the alarm, counted
     ///     from its start; `nil` loops until stopped.
-    ///   - onSourceFailure: what plays when the source fails.
+    ///   - onSourceFailure: what plays when the source fails (an alarm's silence is watched only
+    ///     when it is the built-in tone).
+    ///   - onSwitch: called once, on the audio thread, when the chain leaves its source, with why.
     /// - Throws: `AlarmPlayerError.resampler` when libsamplerate refuses the conversion.
     public init(source: sending any AlarmSoundSource, format: PCMStreamFormat, gain: AlarmGain,
                 startingAt: Duration = .zero, gate: AlarmStartGate? = nil,
                 progress: AlarmPlaybackProgress? = nil, duration: Duration? = nil,
-                onSourceFailure: SourceFailureFallback = .builtInTone) throws(AlarmPlayerError) {
+                onSourceFailure: SourceFailureFallback = .builtInTone,
+                onSwitch: @escaping @Sendable (String) -> Void = { _ in }) throws(AlarmPlayerError) {
         var source = source
         self.onSourceFailure = onSourceFailure
+        self.onSwitch = onSwitch
+        silenceLimitFrames = framesFor(Self.silenceLimit, rate: format.sampleRate)
         self.format = format
         self.gain = gain
         self.progress = progress
@@ -213,7 +226,9 @@ public final class AlarmRenderer: PCMRenderSource {
         } else {
             fillDirect(buffer, frames: frames, channels: channels)
         }
+        let fadingIn = renderedFrames < fadeInFrames
         applyGain(buffer, frames: frames, channels: channels)
+        if !fadingIn { watchSilence(peak: Self.peak(of: UnsafeBufferPointer(buffer)), frames: frames) }
         progress?.store(self.format.duration(ofFrames: Int(renderedFrames)))
         if let gate {
             self.gate = nil
@@ -260,10 +275,8 @@ public final class AlarmRenderer: PCMRenderSource {
             let status = src_process(resampler, &data)
             if status != 0 {
                 // Cannot happen with a valid state and ratio; never go silent if it does.
-                usingFallbackTone = true
-                switchedToBuiltInTone = SoundFileError(
-                    operation: .read, path: "libsamplerate", code: .noError,
-                    message: String(cString: src_strerror(status)))
+                switchToFallback(SoundFileError(operation: .read, path: "libsamplerate", code: .noError,
+                                                message: String(cString: src_strerror(status))))
                 continue
             }
             pendingOffset += data.input_frames_used
@@ -279,8 +292,8 @@ public final class AlarmRenderer: PCMRenderSource {
             let wanted = UnsafeMutableBufferPointer(rebasing: sourceBuffer[0 ..< frames * source.channels])
             let got = source.read(into: wanted)
             if got == frames { return got }
-            usingFallbackTone = true
-            switchedToBuiltInTone = source.failure
+            switchToFallback(source.failure ?? SoundFileError(operation: .read, path: "the alarm sound", code: .noError,
+                                                              message: "it came up short"))
         }
         let wanted = UnsafeMutableBufferPointer(rebasing: sourceBuffer[0 ..< frames])
         if onSourceFailure == .silence {
@@ -351,6 +364,42 @@ public final class AlarmRenderer: PCMRenderSource {
         }
         fade(flatEnd ..< frames)
         renderedFrames = first + Int64(frames)
+    }
+
+    /// Leaves the source for the fallback (the tone, or silence) for good, saying why once
+    /// (`why`, or the error's own description).
+    private func switchToFallback(_ reason: SoundFileError, why: String? = nil) {
+        guard !usingFallbackTone else { return }
+        usingFallbackTone = true
+        switchedToBuiltInTone = reason
+        let instead = onSourceFailure == .silence ? "silence" : "the built-in tone"
+        onSwitch("\(why ?? reason.description) \(instead) plays instead")
+    }
+
+    /// Frames into the stream where the fade-in ends.
+    private var fadeInFrames: Int64 { Int64(gain.fadeIn.secondsDouble * Double(max(format.sampleRate, 1))) }
+
+    /// The largest magnitude among `samples`. One flat loop, which the compiler vectorises.
+    static func peak(of samples: UnsafeBufferPointer<Float>) -> Float {
+        var peak: Float = 0
+        for sample in samples { peak = max(peak, abs(sample)) }
+        return peak
+    }
+
+    /// Counts `frames` just written at `peak` (full scale 1) towards the silence limit of an alarm,
+    /// and switches to the built-in tone when the output stayed silent that long.
+    func watchSilence(peak: Float, frames: Int) {
+        guard onSourceFailure == .builtInTone, !usingFallbackTone else { return }
+        guard peak < Self.silenceThreshold else {
+            silentFrames = 0
+            return
+        }
+        silentFrames += Int64(frames)
+        if silentFrames >= silenceLimitFrames {
+            let what = "the alarm's output stayed below -50 dBFS for \(Self.silenceLimit.components.seconds) s (a silent sound, or a volume too low to hear)"
+            switchToFallback(SoundFileError(operation: .read, path: "the alarm sound", code: .noError, message: what),
+                             why: what + ":")
+        }
     }
 
     // MARK: - Pass-through for the S16 path (`AlarmS16Renderer`)

@@ -25,10 +25,11 @@ public final class AlarmS16Renderer: PCMRenderSource {
     ///   chain resamples only if the device's rate is not the file's).
     public init(file: sending LoopingSoundFileSource, format: PCMStreamFormat, gain: AlarmGain,
                 startingAt: Duration = .zero, gate: AlarmStartGate? = nil,
-                progress: AlarmPlaybackProgress? = nil, duration: Duration? = nil) throws(AlarmPlayerError) {
+                progress: AlarmPlaybackProgress? = nil, duration: Duration? = nil,
+                onSwitch: @escaping @Sendable (String) -> Void = { _ in }) throws(AlarmPlayerError) {
         precondition(format.sampleFormat == .int16LE, "the S16 chain needs an S16 device, not \(format.sampleFormat)")
         let chain = try AlarmRenderer(source: file, format: format, gain: gain, startingAt: startingAt,
-                                      gate: gate, progress: progress, duration: duration)
+                                      gate: gate, progress: progress, duration: duration, onSwitch: onSwitch)
         // The chain owns the file now; this renderer reads it through the same reference.
         self.file = chain.fileSource!
         self.chain = chain
@@ -47,7 +48,9 @@ public final class AlarmS16Renderer: PCMRenderSource {
         var done = 0
         if file.isInt16PCM, let volume = chain.passThroughGain(frames: frames) {
             done = file.read(into: UnsafeMutableBufferPointer(start: samples, count: frames * channels))
-            Self.scale(UnsafeMutableBufferPointer(start: samples, count: done * channels), by: volume)
+            let written = UnsafeMutableBufferPointer(start: samples, count: done * channels)
+            Self.scale(written, by: volume)
+            chain.watchSilence(peak: Float(Self.peak(of: UnsafeBufferPointer(written))) / 32768, frames: done)
             chain.advance(by: done)
         }
         // The rest (all of it while fading or after the file failed) through the float chain.
@@ -63,6 +66,13 @@ public final class AlarmS16Renderer: PCMRenderSource {
             done += got
         }
         return done
+    }
+
+    /// The largest magnitude among `samples`, in sample units. One flat loop, vectorised.
+    static func peak(of samples: UnsafeBufferPointer<Int16>) -> Int32 {
+        var peak: Int32 = 0
+        for sample in samples { peak = max(peak, abs(Int32(sample))) }
+        return peak
     }
 
     /// Multiplies every sample by `volume` (0…1) in Q15 fixed point, rounding to nearest: within

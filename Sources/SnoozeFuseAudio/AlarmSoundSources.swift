@@ -250,6 +250,27 @@ extension AlarmSound {
         }
     }
 
+    /// The largest magnitude (full scale 1) in the first `limit` of a sound file, decoded as the
+    /// alarm would; `nil` for synthesized sounds, which are never silent.
+    public func peak(within limit: Duration) throws(SoundFileError) -> Float? {
+        guard case .file(let path) = self else { return nil }
+        var file = try SoundFile(readingAtPath: path)
+        let info = file.info
+        let wanted = min(info.frames, framesFor(limit, rate: info.sampleRate))
+        var samples = [Float](repeating: 0, count: 4096 * max(info.channels, 1))
+        var total: Int64 = 0
+        var peak: Float = 0
+        while total < wanted {
+            let count = try samples.withUnsafeMutableBufferPointer { buffer throws(SoundFileError) in
+                try file.read(into: buffer)
+            }
+            if count == 0 { break }
+            for sample in samples[0 ..< count * info.channels] { peak = max(peak, abs(sample)) }
+            total += Int64(count)
+        }
+        return peak
+    }
+
     /// Checks, before any nap begins, that the sound can be played: the file opens, holds frames,
     /// and its first second decodes. Returns the file's description (nil for the built-in tone).
     /// - Throws: `SoundFileError` (`isMissingInput` → exit 66, `isBadData` → exit 65).

@@ -106,6 +106,10 @@ public struct PCMStreamFormat: Sendable, Hashable, CustomStringConvertible {
         durationOf(frames: Int64(frames), rate: sampleRate)
     }
 
+    public func duration(ofFrames frames: Int64) -> Duration {
+        durationOf(frames: frames, rate: sampleRate)
+    }
+
     public var description: String {
         "\(sampleFormat) \(sampleRate) Hz \(channels) ch, buffer \(bufferFrames) frames, period \(periodFrames) frames"
     }

@@ -47,6 +47,22 @@ public final class PCMOutput {
     /// `true` until `close()`.
     public var isOpen: Bool { pcm != nil }
 
+    /// Whether the device takes frames as fast as they are written rather than at the pace of a
+    /// clock (ALSA's `file` and `null` PCMs): what plays on it must pace itself.
+    public var consumesInstantly: Bool {
+        guard let pcm else { return false }
+        let type = snd_pcm_type(pcm)
+        return type == SND_PCM_TYPE_FILE || type == SND_PCM_TYPE_NULL
+    }
+
+    /// Whether everything written so far has already been taken (nothing queued, the whole buffer
+    /// free): right after a write, the sign of a device without a clock behind another plugin
+    /// (`plug:null`).
+    public var queueIsEmpty: Bool {
+        guard let delay = try? delayFrames(), let available = try? availableFrames() else { return false }
+        return delay == 0 && available >= format.bufferFrames
+    }
+
     /// Closes the PCM (pending frames are discarded, as with `drop`). Idempotent. A `file` PCM
     /// finishes its file here.
     public func close() {

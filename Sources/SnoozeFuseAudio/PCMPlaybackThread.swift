@@ -41,6 +41,11 @@ extension PCMRenderClosure: Sendable {}
 /// Plays a `PCMRenderSource` into a `PCMOutput` from a dedicated OS thread (a pthread, never a thread
 /// of Swift's cooperative pool: blocking writes there would starve every other task).
 ///
+/// A device without a clock (ALSA's `file` and `null` PCMs, or one behind another plugin that takes
+/// the first write at once) is paced on CLOCK_BOOTTIME from the first write: never more than
+/// ``pacingLead`` ahead of real time, so a 3 s alarm records 3 s of audio (not hours) and costs
+/// almost no CPU.
+///
 /// The thread renders one period at a time and writes it blocking. `requestStop()` / `stop()` are
 /// noticed before the next write, so within about one period (250 ms with the default
 /// configuration); the queued frames are then discarded at once (`drop`). When the source returns 0
@@ -68,6 +73,9 @@ public final class PCMPlaybackThread: Sendable {
         case firstWrite(at: BootInstant, frames: Int)
         /// An underrun or suspend was recovered (`snd_pcm_recover`); `total` counts them so far.
         case recovered(total: Int)
+        /// What plays changed on this device (the sound failed or stayed silent): why, and what
+        /// plays instead. Reported by the render chain, once.
+        case soundSwitched(String)
         /// The thread is done and the PCM is closed.
         case ended(Outcome)
     }
@@ -76,6 +84,8 @@ public final class PCMPlaybackThread: Sendable {
     public let device: String
     /// What the device agreed to.
     public let format: PCMStreamFormat
+    /// How far ahead of real time a device without a clock is written.
+    public static let pacingLead = Duration.milliseconds(50)
 
     private let stopRequested = Atomic<Bool>(false)
     /// When the last write returned, in nanoseconds after `epoch`; -1 before the first one.
@@ -218,6 +228,9 @@ public final class PCMPlaybackThread: Sendable {
         var outcome = Outcome.stopped
         var reportedRecoveries = 0
         var firstWriteDone = false
+        /// When frame 0 went out, on a device that must be paced.
+        var pacedFrom: BootInstant?
+        var written: Int64 = 0
         do throws(ALSAError) {
             while true {
                 if stopRequested.load(ordering: .acquiring) {
@@ -231,12 +244,21 @@ public final class PCMPlaybackThread: Sendable {
                     outcome = .finished
                     break
                 }
+                if let pacedFrom {
+                    // These frames end `written + frames` into the stream: write them when real time
+                    // is at most `pacingLead` short of that.
+                    let due = pacedFrom.advanced(by: format.duration(ofFrames: written + Int64(frames)) - Self.pacingLead)
+                    if !SystemThread.sleep(until: due, unless: { stopRequested.load(ordering: .acquiring) }) { continue }
+                }
                 try Source.Sample.write(UnsafeBufferPointer(rebasing: buffer[0 ..< frames * channels]), to: output)
+                written += Int64(frames)
                 let (seconds, attoseconds) = epoch.duration(to: BootInstant.now).components
                 lastWriteNanoseconds.store(seconds * 1_000_000_000 + attoseconds / 1_000_000_000, ordering: .relaxed)
                 if !firstWriteDone {
                     firstWriteDone = true
-                    onEvent(.firstWrite(at: BootInstant.now, frames: frames))
+                    let at = BootInstant.now
+                    if output.consumesInstantly || output.queueIsEmpty { pacedFrom = at }
+                    onEvent(.firstWrite(at: at, frames: frames))
                 }
                 if output.recoveries != reportedRecoveries {
                     reportedRecoveries = output.recoveries

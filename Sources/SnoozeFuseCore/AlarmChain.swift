@@ -10,6 +10,9 @@ public struct AlarmOutputChange: Sendable, Hashable {
         case retryFailed = "retry_failed"
         /// The audio device is back (or started late); the alarm moved to it.
         case restored
+        /// The same output plays something else: the alarm sound failed or stayed silent, and the
+        /// built-in sound took over.
+        case soundReplaced = "sound_replaced"
     }
 
     public var kind: Kind

@@ -1,3 +1,4 @@
+import Foundation
 public import SnoozeFuseAudio
 import SnoozeFuseSoundLibrary
 import SnoozeFuseStore
@@ -67,6 +68,28 @@ public enum AlarmSoundChoice {
         } catch {
             throw NapSetupError(error.isMissingInput ? .missingInput : .badData, ["\(error)"])
         }
+    }
+
+    /// How much of a sound is listened to before a nap for whether it can be heard.
+    public static let audibilityWindow = Duration.seconds(60)
+
+    /// The sound the alarm plays: `sound`, unless its first minute peaks below −50 dBFS at `volume`
+    /// (a silent file, or one too quiet to hear at that volume); then the built-in default sound
+    /// (the synthesized tone when the built-ins are missing), with a warning that says why.
+    public static func audible(_ sound: AlarmSound, volume: Int,
+                               builtIns locate: @autoclosure () -> BuiltInSounds? = BuiltInSounds.locate()) -> (sound: AlarmSound, warning: String?) {
+        guard let peak = try? sound.peak(within: audibilityWindow) else { return (sound, nil) }
+        let level = peak * Float(volume) / 100
+        guard level < AlarmRenderer.silenceThreshold else { return (sound, nil) }
+        let replacement: AlarmSound = locate()?.path(named: BuiltInSounds.defaultName).map { .file(path: $0) } ?? .builtInTone
+        let heard = peak == 0 ? "is silent" : "peaks at \(decibels(peak)) dBFS" + (volume < 100 ? " (\(decibels(level)) dBFS at --volume \(volume))" : "")
+        let window = audibilityWindow.components.seconds
+        return (replacement, "the alarm sound \(sound) \(heard) in its first \(window) s: too quiet to wake anyone (below -50 dBFS); the alarm plays the built-in sound \(replacement == .builtInTone ? "tone" : BuiltInSounds.defaultName) instead")
+    }
+
+    private static func decibels(_ amplitude: Float) -> String {
+        let value = 20 * log10(Double(amplitude))
+        return String(Int(value.rounded()))
     }
 
     /// The file of an imported sound called `name`, for `--sound NAME` (nil when there is none or the

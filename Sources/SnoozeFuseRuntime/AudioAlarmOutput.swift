@@ -165,6 +165,10 @@ public actor AudioAlarmOutput: AlarmOutput {
             await apply(.firstWrite(attempt: attempt, at: at))
         case .recovered:
             return
+        case .soundSwitched(let why):
+            guard chain.current?.id == attempt else { return }
+            let output = AlarmChain<BootInstant>.outputName(chain.current?.device ?? "")
+            changes.yield(AlarmOutputChange(kind: .soundReplaced, output: output, message: "on \(output): \(why)"))
         case .ended(let outcome):
             let playback = playbacks.removeValue(forKey: attempt)
             let failure: String?

@@ -26,10 +26,13 @@ public final class LiveNap: Sendable {
     /// gets what is worth saying at once (a missing built-in folder, plugins the scan refused).
     public init(_ configuration: NapConfiguration, loop: EventLoop,
                 message: @escaping @Sendable (String) -> Void) throws(NapSetupError) {
-        let sound = try AlarmSoundChoice.resolve(configuration.sound, notice: message)
-        try AlarmSoundChoice.check(sound)
-        var settings = AlarmPlaybackSettings(sound: sound, gain: AlarmGain(percent: configuration.volume, fadeIn: configuration.fadeIn))
+        let chosen = try AlarmSoundChoice.resolve(configuration.sound, notice: message)
+        try AlarmSoundChoice.check(chosen)
         let (notes, noteFeed) = AsyncStream.makeStream(of: SessionNote.self, bufferingPolicy: .unbounded)
+        // An alarm must be heard: a sound too quiet to wake anyone is replaced now, with a warning.
+        let (sound, quiet) = AlarmSoundChoice.audible(chosen, volume: configuration.volume)
+        if let quiet { noteFeed.yield(.warning(quiet)) }
+        var settings = AlarmPlaybackSettings(sound: sound, gain: AlarmGain(percent: configuration.volume, fadeIn: configuration.fadeIn))
         let plugins = try NapPluginInstances.start(configuration, logger: lineLogger(.error, message)) {
             noteFeed.yield(.warning($0))
         }

@@ -27,6 +27,19 @@ public enum SystemThread {
         _ = snoozefuse_name_current_thread(String(decoding: name.utf8.prefix(15), as: UTF8.self))
     }
 
+    /// Blocks the calling thread until `instant` on CLOCK_BOOTTIME (`clock_nanosleep`, absolute),
+    /// in slices of at most 50 ms so that `stop` is noticed soon. Returns `false` when `stop` said so
+    /// first. For threads of their own (the audio thread), never for an event loop's.
+    public static func sleep(until instant: BootInstant, unless stop: () -> Bool) -> Bool {
+        while !stop() {
+            let now = BootInstant.now
+            if now >= instant { return true }
+            var wake = min(now.advanced(by: .milliseconds(50)), instant).absoluteTimespec
+            _ = clock_nanosleep(CLOCK_BOOTTIME, TIMER_ABSTIME, &wake, nil) // EINTR: loop and go on
+        }
+        return false
+    }
+
     /// The kernel's name of the calling thread.
     public static var currentName: String {
         var buffer = [CChar](repeating: 0, count: 32)

@@ -8,7 +8,7 @@ struct AlarmAudioOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The alarm sound: a built-in's name (beep, chime, rising, digital, gentle; default: beep) or a sound file to loop (WAV, AIFF, CAF, FLAC, Ogg, MP3).", valueName: "name|path"))
     var sound: String?
 
-    @Option(help: ArgumentHelp("Alarm volume, 0–100 (linear amplitude).", valueName: "percent"))
+    @Option(help: ArgumentHelp("Alarm volume, 1–100 (linear amplitude).", valueName: "percent"))
     var volume: Int = 80
 
     @Option(name: .customLong("fade-in"), help: ArgumentHelp("Fade the alarm in over this long (equal-power curve).", valueName: "duration"), transform: parseDurationOption)
@@ -21,8 +21,10 @@ struct AlarmAudioOptions: ParsableArguments {
     var systemVolume: Int?
 
     func validate() throws {
-        guard (0 ... 100).contains(volume) else {
-            throw ValidationError("--volume must be 0–100, not \(volume).")
+        guard (1 ... 100).contains(volume) else {
+            throw ValidationError(volume == 0
+                ? "--volume 0 would make the alarm silent: an alarm must be heard. Use 1–100 (1 is the quietest)."
+                : "--volume must be 1–100, not \(volume).")
         }
         if let systemVolume, !(0 ... 100).contains(systemVolume) {
             throw ValidationError("--system-volume must be 0–100, not \(systemVolume).")
