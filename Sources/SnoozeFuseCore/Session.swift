@@ -13,6 +13,10 @@ public enum SessionEvent: Sendable, Hashable {
     case dismiss
     /// Silence the alarm for the given length, or the configured snooze length when `nil`.
     case snooze(Duration?)
+    /// The person's terminal went away (a closed window, a dropped SSH connection): not a cancel.
+    /// The nap goes on; with nobody at the keyboard to dismiss it, an alarm without a ring limit
+    /// rings for ``Session/detachedRingLimit``.
+    case detach
     /// Move the coming alarm by this much (negative: sooner), never to less than
     /// ``Session/shortestAdjustedWait`` from now. While napping it moves the alarm (and the max
     /// failsafe with it, when the alarm moves past it: the person asked for the time); while
@@ -37,6 +41,8 @@ public enum SessionEffect<Instant: InstantProtocol>: Sendable, Hashable where In
     case ended(SessionOutcome, at: Instant)
     /// The coming alarm (or the end of the snooze) moved by `by` to `to`.
     case adjusted(by: Duration, to: Instant)
+    /// The terminal went away; the alarm now rings at most `ringLimit`.
+    case detached(ringLimit: Duration)
 }
 
 /// A nap session as a pure value: `(state, event, now) → (state, effects)`.
@@ -70,6 +76,8 @@ public struct Session<Instant: InstantProtocol>: Sendable, Hashable where Instan
     public private(set) var ringCount = 0
     /// How the session ended, once it has.
     public private(set) var outcome: SessionOutcome?
+    /// The terminal went away (see ``SessionEvent/detach``).
+    public private(set) var detached = false
 
     public init(timers: SessionTimers) {
         self.timers = timers
@@ -77,6 +85,27 @@ public struct Session<Instant: InstantProtocol>: Sendable, Hashable where Instan
 
     /// An adjustment never brings the alarm closer than this to now.
     public static var shortestAdjustedWait: Duration { .seconds(10) }
+
+    /// How long an alarm without a ring limit rings once nobody is at the terminal (SPEC §9).
+    public static var detachedRingLimit: Duration { .seconds(15 * 60) }
+
+    /// A session taken up again where it stands (by the guardian of a nap that died, or `resume`
+    /// after a reboot): napping since `now`, its alarm due at `alarm` for `reason` (at once when
+    /// that has passed). With nobody at a terminal, it counts as detached.
+    public init(timers: SessionTimers, resumingAlarmAt alarm: Instant, reason: AlarmReason, at now: Instant) {
+        self.timers = timers
+        phase = .napping
+        startedAt = now
+        maxDeadline = alarm
+        napDeadline = reason == .nap ? alarm : nil
+        detached = true
+    }
+
+    /// How long the alarm rings before it stops by itself: the configured limit, or
+    /// ``detachedRingLimit`` once the terminal went away.
+    public var ringLimit: Duration? {
+        timers.ringLimit ?? (detached ? Self.detachedRingLimit : nil)
+    }
 
     /// The earliest instant at which time alone changes this session; `nil` when only an event can.
     public var nextDeadline: Instant? {
@@ -118,7 +147,7 @@ public struct Session<Instant: InstantProtocol>: Sendable, Hashable where Instan
         case .holding: timers.release
         case .releasing: timers.release
         case .napping: timers.nap
-        case .ringing: timers.ringLimit
+        case .ringing: ringLimit
         case .snoozed: timers.snooze
         case .ready, .finished, .cancelled: nil
         }
@@ -163,6 +192,24 @@ public struct Session<Instant: InstantProtocol>: Sendable, Hashable where Instan
                 let target = Swift.max(end.advanced(by: change), now.advanced(by: Self.shortestAdjustedWait))
                 snoozeDeadline = target
                 effects.append(.adjusted(by: end.duration(to: target), to: target))
+            }
+        case (.detach, _):
+            guard !detached else { break }
+            detached = true
+            if let limit = ringLimit { effects.append(.detached(ringLimit: limit)) }
+            switch phase {
+            case .ready:
+                // Nobody can hold a key any more: when in doubt, ring. The nap starts as if the
+                // key had been let go as the terminal closed.
+                begin(at: now, into: &effects)
+                enterReleasing(at: now, into: &effects)
+            case .holding:
+                // The key can no longer be seen: the hold ends here.
+                enterReleasing(at: now, into: &effects)
+            case .ringing where ringLimitDeadline == nil:
+                ringLimitDeadline = ringLimit.map { now.advanced(by: $0) }
+            default:
+                break
             }
         case (.cancel, _):
             end(.cancelled, at: now, into: &effects)
@@ -235,7 +282,7 @@ public struct Session<Instant: InstantProtocol>: Sendable, Hashable where Instan
     private mutating func startRinging(reason: AlarmReason, due: Instant, now: Instant, into effects: inout [SessionEffect<Instant>]) {
         effects.append(.alarmStarted(reason: reason, due: due))
         ringCount += 1
-        ringLimitDeadline = timers.ringLimit.map { now.advanced(by: $0) }
+        ringLimitDeadline = ringLimit.map { now.advanced(by: $0) }
         move(to: .ringing, at: now, into: &effects)
     }
 

@@ -12,7 +12,7 @@ public typealias BootClock = SnoozeFuseSystem.BootClock
 
 /// A nap on this machine: its sound checked, its plugins started in their own processes, its alarm
 /// on the never-silent chain (the requested device, `default`, the terminal bell), the system
-/// volume, the sleep sound, keys from the terminal and Ctrl-C/SIGTERM/SIGHUP as cancels, all on the
+/// volume, the sleep sound, keys from the terminal, Ctrl-C and SIGTERM as cancels and a hang-up as the terminal going away, all on the
 /// command's event loop and its boot-time clock.
 public final class LiveNap: Sendable {
     public let session: NapSession<BootClock>
@@ -65,8 +65,10 @@ public final class LiveNap: Sendable {
         let session = NapSession(configuration: configuration, ports: ports)
         self.session = session
         self.plugins = plugins
+        // Ctrl-C and SIGTERM are deliberate cancels; a hang-up (a closed terminal, a dropped SSH
+        // connection) is not: the nap goes on and rings on its audio outputs.
         signals = SignalWatcher { [weak session] number in
-            session?.send(.cancel(interrupted: number == SIGINT))
+            session?.send(number == SIGHUP ? .detach : .cancel(interrupted: number == SIGINT))
         }
     }
 

@@ -74,6 +74,8 @@ public enum NapCommand: Sendable, Hashable {
     case adjust(Duration)
     /// Give up on the nap; `interrupted` for Ctrl-C (SIGINT, exit 130).
     case cancel(interrupted: Bool)
+    /// The terminal went away (SIGHUP): not a cancel; the nap goes on without it.
+    case detach
 }
 
 /// How a nap ended.
@@ -171,6 +173,7 @@ public final class NapSession<C: Clock>: Sendable where C.Duration == Duration {
             case .dismiss: return [.dismiss]
             case .snooze(let length): return [.snooze(length)]
             case .adjust(let change): return [.adjust(change)]
+            case .detach: return [.detach]
             case .cancel(let interrupted):
                 state.interrupted = state.interrupted || interrupted
                 return [.cancel]

@@ -320,6 +320,12 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
                 adjusted.phase = run.session.phase
                 adjusted.until = seconds(origin.duration(to: to))
                 await observer.record(adjusted)
+            case .detached(let limit):
+                let now = clock.now
+                var detached = record(.detached, at: now, origin: run.origin ?? now,
+                                      message: "the terminal went away: the nap goes on, and its alarm rings on its audio outputs until `snoozefuse stop` or for \(limit.compactDescription)")
+                detached.phase = run.session.phase
+                await observer.record(detached)
             case .alarmStarted:
                 break
             }

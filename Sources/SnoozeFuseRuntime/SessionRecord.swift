@@ -21,6 +21,8 @@ public struct SessionRecord: Sendable, Equatable, Encodable {
         case end
         /// The alarm (or the end of a snooze) moved (`until`: when it comes now; `message`).
         case adjusted
+        /// The terminal went away; the nap goes on without it (`message`).
+        case detached
         /// The countdown on screen changes (`countdown`); for displays, never written as an event.
         case countdown
         /// A heartbeat pulse went to the emitters while holding; for displays, never written as an event.

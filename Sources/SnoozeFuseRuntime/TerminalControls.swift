@@ -11,6 +11,8 @@ public enum KeyInput: Sendable, Hashable {
     /// No byte has come for the release gap since the last one: a held key was let go (a terminal
     /// reports presses and their autorepeat, never releases).
     case quiet
+    /// The terminal went away (hang-up, or reads fail): no key will come again.
+    case closed
 }
 
 /// Reads single keys from a terminal on a thread of its own and reports them as ``KeyInput``; the
@@ -112,6 +114,7 @@ public final class TerminalKeyReader: Sendable {
             let ready = poll(&fds, 2, burst ? gapMilliseconds : -1)
             if ready < 0 {
                 if errno == EINTR { continue }
+                deliver(.closed)
                 return
             }
             if ready == 0 {
@@ -122,12 +125,16 @@ public final class TerminalKeyReader: Sendable {
             if fds[1].revents != 0 { return }
             guard fds[0].revents & Int16(POLLIN) != 0 else {
                 // Hang-up or error on the terminal: nothing more will come.
-                if fds[0].revents != 0 { return }
+                if fds[0].revents != 0 {
+                    deliver(.closed)
+                    return
+                }
                 continue
             }
             let count = read(input, &buffer, buffer.count)
             if count <= 0 {
                 if count < 0 && errno == EINTR { continue }
+                deliver(.closed)
                 return
             }
             burst = gapMilliseconds >= 0
@@ -153,6 +160,9 @@ public struct HoldTracker: Sendable, Hashable {
             guard holding else { return [] }
             holding = false
             return [.holdEnded]
+        case .closed:
+            holding = false
+            return [.detach]
         case .bytes(let bytes):
             if holdMode, holding || [.ready, .holding, .releasing].contains(phase) {
                 guard !holding else { return [] }

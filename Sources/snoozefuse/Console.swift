@@ -26,6 +26,8 @@ final class Console {
     private let presetName: String
     /// Whether a countdown line is on screen and must be cleared before a message.
     private var countdownShown = false
+    /// The terminal went away: nothing more is drawn on it.
+    private var detached = false
 
     init(jsonLines: Bool, quiet: Bool, terminal: TerminalStyle, timers: SessionTimers, presetName: String) {
         self.jsonLines = jsonLines
@@ -68,6 +70,8 @@ final class Console {
         case .adjusted:
             guard !quiet else { return }
             message("snoozefuse: \(record.message ?? "the alarm moved")")
+        case .detached:
+            detached = true
         case .phase:
             guard !quiet, !terminal.isTerminal, let phase = record.phase else { return }
             // Off a terminal there is no countdown line: say each phase once.
@@ -82,7 +86,7 @@ final class Console {
     }
 
     private func countdown(_ tick: CountdownTick) {
-        guard !quiet, terminal.isTerminal, tick.phase != .ringing else { return }
+        guard !quiet, !detached, terminal.isTerminal, tick.phase != .ringing else { return }
         let label: String
         switch tick.phase {
         case .holding: label = "holding (let go when you are drifting off)"

@@ -1,0 +1,109 @@
+import PropertyBased
+import SnoozeFuseCore
+import SnoozeFuseTestSupport
+import Testing
+
+/// Moving the alarm, losing the terminal, and taking a session up again where it stands.
+@Suite("Session state machine: adjustments, detaching, resuming")
+struct SessionCommandTests {
+    @Test func addingAndRemovingTimeMovesTheAlarmNeverCloserThanTenSeconds() {
+        var session = Session<Instant>(timers: quick)
+        _ = session.handle(.start, at: at(0))
+        _ = session.handle(.timeElapsed, at: at(2))
+        #expect(session.expectedAlarm == at(7))
+        // +60 s moves the alarm past the max failsafe (15 s): the failsafe moves with it.
+        #expect(session.handle(.adjust(.seconds(60)), at: at(3)) == [.adjusted(by: .seconds(60), to: at(67))])
+        #expect(session.napDeadline == at(67) && session.maxDeadline == at(67))
+        // -60 s brings it back, but never closer than 10 s from now.
+        #expect(session.handle(.adjust(.seconds(-60)), at: at(3)) == [.adjusted(by: .seconds(-54), to: at(13))])
+        #expect(session.expectedAlarm == at(13))
+        #expect(session.handle(.adjust(.seconds(-60)), at: at(5)) == [.adjusted(by: .seconds(2), to: at(15))], "already within 10 s: it can only move out")
+        let rung = session.handle(.timeElapsed, at: at(15))
+        #expect(rung.first == .alarmStarted(reason: .nap, due: at(15)))
+    }
+
+    @Test func adjustingASnoozeMovesItsEndAndNothingElseMoves() {
+        var session = Session<Instant>(timers: quick)
+        _ = session.handle(.start, at: at(0))
+        _ = session.handle(.timeElapsed, at: at(7))
+        _ = session.handle(.snooze(.seconds(30)), at: at(8))
+        #expect(session.snoozeDeadline == at(38))
+        #expect(session.handle(.adjust(.seconds(60)), at: at(9)) == [.adjusted(by: .seconds(60), to: at(98))])
+        // Before the nap there is no alarm time to move; ringing, there is nothing to wait for.
+        var releasing = Session<Instant>(timers: quick)
+        _ = releasing.handle(.start, at: at(0))
+        #expect(releasing.handle(.adjust(.seconds(60)), at: at(1)) == [])
+    }
+
+    @Test func aDetachedSessionGoesOnAndItsAlarmRingsForFifteenMinutes() {
+        var session = Session<Instant>(timers: quick)
+        _ = session.handle(.start, at: at(0))
+        #expect(session.handle(.detach, at: at(1)) == [.detached(ringLimit: .seconds(900))])
+        #expect(session.phase == .releasing, "not a cancel")
+        #expect(session.handle(.detach, at: at(1.5)) == [], "said once")
+        _ = session.handle(.timeElapsed, at: at(2))
+        _ = session.handle(.timeElapsed, at: at(7))
+        #expect(session.phase == .ringing)
+        #expect(session.ringLimitDeadline == at(907))
+        #expect(session.handle(.timeElapsed, at: at(907)).last == .ended(.ringLimitReached, at: at(907)))
+    }
+
+    @Test func detachingWhileRingingWithoutALimitSetsOne() {
+        var session = Session<Instant>(timers: quick)
+        _ = session.handle(.start, at: at(0))
+        _ = session.handle(.timeElapsed, at: at(7))
+        #expect(session.ringLimitDeadline == nil)
+        _ = session.handle(.detach, at: at(10))
+        #expect(session.ringLimitDeadline == at(910))
+        // A configured ring limit stays what it was.
+        var limited = Session<Instant>(timers: SessionTimers(release: .seconds(2), nap: .seconds(5), max: .seconds(15), ringLimit: .seconds(30)))
+        _ = limited.handle(.start, at: at(0))
+        _ = limited.handle(.timeElapsed, at: at(7))
+        #expect(limited.handle(.detach, at: at(8)) == [.detached(ringLimit: .seconds(30))])
+        #expect(limited.ringLimitDeadline == at(37))
+    }
+
+    @Test func detachingBeforeOrDuringTheHoldStartsTheReleaseWhenInDoubt() {
+        var waiting = Session<Instant>(timers: quick)
+        let effects = waiting.handle(.detach, at: at(3))
+        #expect(phases(effects) == [.releasing])
+        #expect(waiting.maxDeadline == at(18) && waiting.releaseDeadline == at(5))
+        var holding = Session<Instant>(timers: quick)
+        _ = holding.handle(.holdBegan, at: at(0))
+        #expect(phases(holding.handle(.detach, at: at(4))) == [.releasing])
+        #expect(holding.releaseDeadline == at(6))
+    }
+
+    @Test func aResumedSessionRingsAtItsAlarmForItsReason() {
+        var nap = Session<Instant>(timers: quick, resumingAlarmAt: at(100), reason: .nap, at: at(40))
+        #expect(nap.phase == .napping && nap.expectedAlarm == at(100) && nap.detached)
+        #expect(nap.handle(.timeElapsed, at: at(100)).first == .alarmStarted(reason: .nap, due: at(100)))
+        #expect(nap.ringLimitDeadline == at(1000), "nobody at a terminal: fifteen minutes")
+        var failsafe = Session<Instant>(timers: quick, resumingAlarmAt: at(100), reason: .max, at: at(40))
+        #expect(failsafe.handle(.timeElapsed, at: at(100)).first == .alarmStarted(reason: .max, due: at(100)))
+        // Already due: it rings at the next event, and knows how late it is.
+        var late = Session<Instant>(timers: quick, resumingAlarmAt: at(100), reason: .nap, at: at(130))
+        #expect(late.handle(.timeElapsed, at: at(130)).first == .alarmStarted(reason: .nap, due: at(100)))
+    }
+
+    @Test func randomAdjustmentsNeverBringTheAlarmWithinTenSecondsOrBeforeNow() async {
+        await propertyCheck(count: 300, input: Gen.int(in: -600...600).array(of: 1...12), Gen.int(in: 0...8_000).array(of: 1...12)) { changes, pauses in
+            var session = Session<Instant>(timers: SessionTimers(release: .seconds(1), nap: .seconds(600), max: .seconds(900)))
+            var now = at(0)
+            _ = session.handle(.start, at: now)
+            now = at(1)
+            _ = session.handle(.timeElapsed, at: now)
+            for (change, pause) in zip(changes, pauses) where session.phase == .napping {
+                now = now.advanced(by: .milliseconds(pause))
+                let before = session.expectedAlarm
+                let effects = session.handle(.adjust(.seconds(change)), at: now)
+                guard session.phase == .napping, let alarm = session.expectedAlarm else { continue }
+                #expect(alarm >= now.advanced(by: .seconds(10)) || effects.isEmpty, "\(alarm) at \(now)")
+                if case .adjusted(let by, let to)? = effects.first {
+                    #expect(to == alarm && before?.advanced(by: by) == alarm)
+                }
+                #expect(session.maxDeadline.map { $0 >= alarm } ?? false, "the failsafe never rings before the alarm the person set")
+            }
+        }
+    }
+}
