@@ -2,7 +2,9 @@
 #define SNOOZEFUSE_CLINUX_SHIM_H
 
 /* Linux interfaces that Swift's Glibc module does not export (as swift-nio's CNIOLinux does). */
+#include <spawn.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <sys/prctl.h>
 #include <sys/timerfd.h>
 #include <sys/syscall.h>
@@ -19,5 +21,18 @@ static inline int snoozefuse_start_writeback(int fd) {
 static inline int snoozefuse_name_current_thread(const char *name) {
     return prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL);
 }
+
+/* The uid of the process at the other end of a connected Unix socket (SO_PEERCRED; struct ucred
+ * is declared only under _GNU_SOURCE, so its stable layout is spelled here). 0 or -1 with errno. */
+static inline int snoozefuse_peer_uid(int fd, unsigned int *uid) {
+    struct { int pid; unsigned int uid; unsigned int gid; } credentials;
+    socklen_t length = sizeof credentials;
+    if (getsockopt(fd, SOL_SOCKET, 17 /* SO_PEERCRED */, &credentials, &length) != 0) return -1;
+    *uid = credentials.uid;
+    return 0;
+}
+
+/* posix_spawn's POSIX_SPAWN_SETSID (glibc 2.26): declared only under _GNU_SOURCE. */
+static const short snoozefuse_posix_spawn_setsid = 0x80;
 
 #endif

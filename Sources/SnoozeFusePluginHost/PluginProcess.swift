@@ -45,34 +45,17 @@ public final class PluginChildProcess: Sendable {
         _ = fcntl(parentEnd, 1031, pipeCapacity)
         _ = fcntl(parentEnd, F_SETFL, fcntl(parentEnd, F_GETFL) | O_NONBLOCK)
 
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, childEnd, childFD)
-        if role == .readsFromChild {
-            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        } else {
-            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        }
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var all = sigset_t(), none = sigset_t()
-        sigfillset(&all)
-        sigemptyset(&none)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
-        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var spawned: pid_t = 0
-        let status = posix_spawn(&spawned, executable, &actions, &attributes, argv, environ)
-        close(childEnd)
-        guard status == 0 else {
+        let spawned: Int32
+        do throws(SpawnError) {
+            spawned = try ProcessSpawn.start(executable, arguments, descriptors: [
+                childFD: .inherit(childEnd), role == .readsFromChild ? 0 : 1: .devNull, 2: .inherit(2),
+            ], grouping: .ownProcessGroup)
+        } catch {
+            close(childEnd)
             close(parentEnd)
-            throw PluginError(path: info.path, reason: .processEnded("cannot start \(executable): \(String(cString: strerror(status)))"))
+            throw PluginError(path: info.path, reason: .processEnded(error.description))
         }
+        close(childEnd)
         let pid = spawned
         self.pid = pid
         self.info = info
@@ -80,7 +63,7 @@ public final class PluginChildProcess: Sendable {
         SystemThread.start(named: "snoozefuse-plugin-wait") { [ending] in
             var status: Int32 = 0
             while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-            let text = Self.describe(status)
+            let text = ProcessSpawn.describe(status)
             ending.text.withLock { $0 = text }
             onExit(info, text)
         }
@@ -93,13 +76,6 @@ public final class PluginChildProcess: Sendable {
     /// Kills the child (tests and shutdown).
     public func kill(signal: Int32 = 9 /* SIGKILL */) {
         _ = Glibc.kill(pid, signal)
-    }
-
-    static func describe(_ status: Int32) -> String {
-        let signal = status & 0x7f
-        if signal == 0 { return "exited with status \((status >> 8) & 0xff)" }
-        let name = strsignal(signal).map { String(cString: $0) } ?? "signal \(signal)"
-        return "killed by signal \(signal) (\(name))"
     }
 }
 

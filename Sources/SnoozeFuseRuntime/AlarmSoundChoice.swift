@@ -17,6 +17,8 @@ public struct NapSetupError: Error, Sendable, Hashable, CustomStringConvertible 
         case badConfiguration
         /// Something of the program itself is missing (exit 70).
         case internalError
+        /// Another nap is running (exit 75).
+        case alreadyRunning
     }
 
     public var kind: Kind

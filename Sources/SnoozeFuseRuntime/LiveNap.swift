@@ -1,7 +1,9 @@
+import Foundation
 import Glibc
 import SnoozeFuseAudio
-import SnoozeFusePluginHost
 import SnoozeFuseCore
+import SnoozeFusePluginHost
+import SnoozeFuseStore
 public import SnoozeFuseSystem
 
 /// The event loop a command runs on: one thread that is both the executor of its tasks and the
@@ -12,34 +14,114 @@ public typealias BootClock = SnoozeFuseSystem.BootClock
 
 /// A nap on this machine: its sound checked, its plugins started in their own processes, its alarm
 /// on the never-silent chain (the requested device, `default`, the terminal bell), the system
-/// volume, the sleep sound, keys from the terminal, Ctrl-C and SIGTERM as cancels and a hang-up as the terminal going away, all on the
-/// command's event loop and its boot-time clock.
+/// volume, the sleep sound, keys from the terminal, Ctrl-C and SIGTERM as cancels and a hang-up as
+/// the terminal going away, all on the command's event loop and its boot-time clock.
+///
+/// And a nap that nothing silences (SPEC §9): it holds the nap lock (a second nap is refused),
+/// keeps its live state on disk at every change, serves other terminals on its control socket, and
+/// has a guardian that rings its alarm if its process dies. The same machinery takes a nap over
+/// from its live state: the guardian's, and `resume`'s after a reboot.
 public final class LiveNap: Sendable {
     public let session: NapSession<BootClock>
-    private let plugins: NapPluginInstances
+    private let plugins: NapPluginInstances?
     private let signals: SignalWatcher
+    private let keeper: LiveSessionKeeper
+    private let control: ControlServer?
+    private let lock: NapLock
 
     /// Everything the nap records, in order (see ``NapSession/records``).
     public var records: AsyncStream<SessionRecord> { session.records }
 
-    /// Prepares the nap. Problems found now end it before it begins (``NapSetupError``); `message`
-    /// gets what is worth saying at once (a missing built-in folder, plugins the scan refused).
-    public init(_ configuration: NapConfiguration, loop: EventLoop,
-                message: @escaping @Sendable (String) -> Void) throws(NapSetupError) {
+    /// Prepares a new nap. Problems found now end it before it begins (``NapSetupError``): another
+    /// nap runs (exit 75), a bad sound, an unknown plugin… `message` gets what is worth saying at
+    /// once (a missing built-in folder, plugins the scan refused, an interrupted nap replaced).
+    public convenience init(_ configuration: NapConfiguration, loop: EventLoop,
+                            message: @escaping @Sendable (String) -> Void) throws(NapSetupError) {
+        let paths = try Self.storePaths()
+        let lock = try Self.takeLock(paths)
+        if let interrupted = LiveSessionKeeper.read(paths) {
+            message("an interrupted nap (started \(interrupted.started?.wall ?? "?"), its alarm due \(interrupted.alarm?.due.wall ?? "?")) was never rung; this nap replaces it (`snoozefuse resume` rings an interrupted nap)")
+        }
         let chosen = try AlarmSoundChoice.resolve(configuration.sound, notice: message)
         try AlarmSoundChoice.check(chosen)
+        try self.init(configuration: configuration, sound: chosen, plugins: true, initialSession: nil, holder: .nap,
+                      terminal: true, paths: paths, lock: lock, loop: loop, message: message)
+        if let guardian = Guardian.start(paths: paths) {
+            keeper.setGuardian(guardian)
+        } else {
+            message("warning: no guardian could be started: if this process dies, nothing rings its alarm")
+        }
+    }
+
+    /// What taking a nap over from its live state comes to.
+    public enum TakeOverResult: Sendable {
+        /// Its alarm is set again (it rings at its deadline, or at once when that has passed).
+        case ringing(LiveNap)
+        /// Nothing to ring: it had not started, or it had ended.
+        case nothing
+        /// Its alarm passed more than the allowed lateness ago: not rung.
+        case missed(due: String, late: Duration)
+    }
+
+    /// Takes over the nap whose live state is `live`: the guardian (no lateness limit, no terminal)
+    /// or `resume` (late by at most `maxLate`; keys when on a terminal).
+    public static func takeOver(_ live: LiveSessionState, as holder: LiveSessionState.Holder, maxLate: Duration?,
+                                loop: EventLoop, message: @escaping @Sendable (String) -> Void) throws(NapSetupError) -> TakeOverResult {
+        let paths = try storePaths()
+        let lock = try takeLock(paths)
+        return try takeOver(live, as: holder, lock: lock, maxLate: maxLate, loop: loop, message: message)
+    }
+
+    static func takeOver(_ live: LiveSessionState, as holder: LiveSessionState.Holder, lock: NapLock, maxLate: Duration?,
+                         loop: EventLoop, message: @escaping @Sendable (String) -> Void) throws(NapSetupError) -> TakeOverResult {
+        let paths = try storePaths()
+        let now = BootInstant.now, wallNow = Date()
+        let sameBoot = live.bootID == currentBootID()
+        let due = live.alarm.map { $0.due.instant(sameBoot: sameBoot, now: now, wallNow: wallNow) }
+        switch TakeOver.plan(phase: live.phase, alarm: due, reason: live.alarm?.reason ?? .nap, now: now, maxLate: maxLate) {
+        case .nothing:
+            try? AtomicFile.remove(paths.liveSession)
+            return .nothing
+        case .missed(_, let late):
+            try? AtomicFile.remove(paths.liveSession)
+            return .missed(due: live.alarm?.due.wall ?? "?", late: late)
+        case .ring(let at, let reason, _):
+            let setup = live.setup
+            let configuration = NapConfiguration(
+                timers: setup.timers, presetName: setup.presetName, holdMode: false, sound: setup.soundPath,
+                volume: setup.volume, fadeIn: .milliseconds(Int64(setup.fadeInSeconds * 1000)), device: setup.device,
+                systemVolume: setup.systemVolume)
+            // A plugin's sound or a file that is gone: the built-in sound (the nap is what matters).
+            var sound: AlarmSound = .builtInTone
+            if let path = setup.soundPath, (try? AlarmSoundChoice.check(.file(path: path))) != nil {
+                sound = .file(path: path)
+            } else if let builtIn = BuiltInSounds.locate()?.path(named: BuiltInSounds.defaultName) {
+                sound = .file(path: builtIn)
+            }
+            let initial = Session<BootInstant>(timers: setup.timers, resumingAlarmAt: at, reason: reason, at: now)
+            let nap = try LiveNap(configuration: configuration, sound: sound, plugins: false, initialSession: initial,
+                                  holder: holder, terminal: holder == .resume, paths: paths, lock: lock, loop: loop,
+                                  message: message, ttyForBell: live.terminal)
+            return .ringing(nap)
+        }
+    }
+
+    private init(configuration: NapConfiguration, sound chosen: AlarmSound, plugins usesPlugins: Bool,
+                 initialSession: Session<BootInstant>?, holder: LiveSessionState.Holder, terminal: Bool,
+                 paths: StorePaths, lock: NapLock, loop: EventLoop, message: @escaping @Sendable (String) -> Void,
+                 ttyForBell: String? = nil) throws(NapSetupError) {
         let (notes, noteFeed) = AsyncStream.makeStream(of: SessionNote.self, bufferingPolicy: .unbounded)
         // An alarm must be heard: a sound too quiet to wake anyone is replaced now, with a warning.
         let (sound, quiet) = AlarmSoundChoice.audible(chosen, volume: configuration.volume)
         if let quiet { noteFeed.yield(.warning(quiet)) }
         var settings = AlarmPlaybackSettings(sound: sound, gain: AlarmGain(percent: configuration.volume, fadeIn: configuration.fadeIn))
-        let plugins = try NapPluginInstances.start(configuration, logger: lineLogger(.error, message)) {
+        let plugins = usesPlugins ? try NapPluginInstances.start(configuration, logger: lineLogger(.error, message)) {
             noteFeed.yield(.warning($0))
-        }
-        if let stream = plugins.stream { settings.sound = .custom(stream.customSound) }
-        let keys = TerminalKeyReader(fileDescriptor: STDIN_FILENO)
-        let hint = keys == nil ? "(Ctrl-C to stop)" : "(Enter to stop, s to snooze, q to cancel)"
-        let bell = TerminalBellAlarm.onControllingTerminal(usesColour: configuration.usesColour, hint: hint, loop: loop)
+        } : nil
+        if let stream = plugins?.stream { settings.sound = .custom(stream.customSound) }
+        let keys = terminal ? TerminalKeyReader(fileDescriptor: STDIN_FILENO) : nil
+        let hint = keys == nil ? "(`snoozefuse stop` to stop)" : "(Enter to stop, s to snooze, q to cancel)"
+        let bell = Self.bell(tty: ttyForBell, terminal: terminal, usesColour: configuration.usesColour, hint: hint, loop: loop)
         let alarm = AudioAlarmOutput(device: configuration.device, settings: settings, fallback: bell, loop: loop)
         // The mixer's notes are warnings: an event, and a line even with --quiet.
         let volume = SystemVolumeDuringAlarm(percent: configuration.systemVolume, base: alarm, loop: loop) {
@@ -48,23 +130,49 @@ public final class LiveNap: Sendable {
         let changes = Task(executorPreference: loop) {
             for await change in alarm.outputChanges { noteFeed.yield(.output(change)) }
         }
-        let sleepSound = plugins.sleepStream.map { stream in
+        let sleepSound = plugins?.sleepStream.map { stream in
             AudioSleepSound(device: configuration.sleepDevice ?? configuration.device,
                             settings: AlarmPlaybackSettings(sound: .custom(stream.customSound),
                                                             gain: AlarmGain(percent: configuration.sleepVolume, fadeIn: .seconds(10))),
                             loop: loop) { noteFeed.yield(.warning($0)) }
         }
-        let ports = NapPorts(
+        let soundPath: String? = if case .file(let path) = sound { path } else { nil }
+        let setup = SavedAlarmSetup(
+            soundPath: soundPath, soundName: configuration.sound ?? BuiltInSounds.defaultName, device: configuration.device,
+            volume: configuration.volume, fadeInSeconds: configuration.fadeIn.secondsValue,
+            systemVolume: configuration.systemVolume, ringLimitSeconds: configuration.timers.ringLimit?.secondsValue,
+            snoozeSeconds: configuration.timers.snooze.secondsValue, releaseSeconds: configuration.timers.release.secondsValue,
+            napSeconds: configuration.timers.nap.secondsValue, maxSeconds: configuration.timers.max.secondsValue,
+            presetName: configuration.presetName)
+        let keeper = LiveSessionKeeper(paths: paths, setup: setup, holder: holder,
+                                       terminal: ttyForBell ?? (terminal ? Self.terminalName() : nil)) {
+            noteFeed.yield(.warning($0))
+        }
+        var ports = NapPorts(
             clock: loop.clock, executor: loop, alarm: volume, sleepSound: sleepSound,
-            pulses: plugins.emitters.map(EmitterSink.init), keys: keys, notes: notes,
+            pulses: (plugins?.emitters ?? []).map(EmitterSink.init), keys: keys, notes: notes,
             shutdown: {
                 await alarm.finish()
                 await changes.value
                 noteFeed.finish()
             })
+        ports.initialSession = initialSession
+        ports.onChange = { session, now in keeper.save(session, now: now) }
         let session = NapSession(configuration: configuration, ports: ports)
         self.session = session
         self.plugins = plugins
+        self.keeper = keeper
+        self.lock = lock
+        // Other terminals of this user reach the nap here; without the socket the nap still runs.
+        do {
+            control = try ControlServer(socket: paths.controlSocket(), loop: loop) { [weak session] request in
+                guard let session else { return ControlReply(ok: false, message: "the nap has ended", state: nil) }
+                return Self.answer(request, session: session, keeper: keeper)
+            }
+        } catch {
+            noteFeed.yield(.warning("\(error.lines.joined(separator: " ")); `snoozefuse stop` and the like cannot reach this nap"))
+            control = nil
+        }
         // Ctrl-C and SIGTERM are deliberate cancels; a hang-up (a closed terminal, a dropped SSH
         // connection) is not: the nap goes on and rings on its audio outputs.
         signals = SignalWatcher { [weak session] number in
@@ -72,13 +180,99 @@ public final class LiveNap: Sendable {
         }
     }
 
-    /// Runs the nap until it has ended and its outputs are down.
+    /// Runs the nap until it has ended and its outputs are down; its live state is gone then.
     public func run() async -> NapResult {
-        await session.run()
+        let result = await session.run()
+        control?.close()
+        keeper.remove()
+        return result
     }
 
     /// Hands a command to the nap.
     public func send(_ command: NapCommand) {
         session.send(command)
+    }
+
+    // MARK: - Pieces
+
+    private static func storePaths() throws(NapSetupError) -> StorePaths {
+        do {
+            return try StorePaths()
+        } catch {
+            throw NapSetupError(.badConfiguration, [error.description])
+        }
+    }
+
+    /// The nap lock, or exit 75 naming the nap that holds it.
+    private static func takeLock(_ paths: StorePaths) throws(NapSetupError) -> NapLock {
+        let lock: NapLock?
+        do {
+            lock = try NapLock.acquire(paths.napLock)
+        } catch {
+            throw NapSetupError(.badConfiguration, ["\(error); no nap can be kept safe without its state folder"])
+        }
+        guard let lock else {
+            let running = LiveSessionKeeper.read(paths)
+            let who = running.map { "pid \($0.pid), \($0.holder == .nap ? "" : "held by its \($0.holder.rawValue), ")\($0.phase.rawValue)\($0.alarm.map { ", alarm due \($0.due.wall)" } ?? "")" } ?? "starting"
+            throw NapSetupError(.alreadyRunning, ["another nap is running (\(who)): `snoozefuse status` shows it, `snoozefuse stop` ends it"])
+        }
+        return lock
+    }
+
+    private static func answer(_ request: ControlRequest, session: NapSession<BootClock>,
+                               keeper: LiveSessionKeeper) -> ControlReply {
+        let phase = session.phase
+        let message: String
+        switch request.command {
+        case .status:
+            return ControlReply(ok: true, message: phase.rawValue, state: keeper.current)
+        case .stop:
+            if phase == .ringing || phase == .snoozed {
+                session.send(.dismiss)
+                message = "alarm stopped"
+            } else {
+                session.send(.cancel(interrupted: false))
+                message = "nap cancelled"
+            }
+        case .snooze:
+            guard phase == .ringing else {
+                return ControlReply(ok: false, message: "nothing to snooze: the nap is \(phase.rawValue)", state: keeper.current)
+            }
+            session.send(.snooze(request.seconds.map { .milliseconds(Int64($0 * 1000)) }))
+            message = "snoozed"
+        case .add:
+            guard let seconds = request.seconds else {
+                return ControlReply(ok: false, message: "add needs a duration", state: keeper.current)
+            }
+            guard phase == .napping || phase == .snoozed else {
+                return ControlReply(ok: false, message: "no alarm time to move while \(phase.rawValue)", state: keeper.current)
+            }
+            session.send(.adjust(.milliseconds(Int64(seconds * 1000))))
+            message = "alarm moved"
+        }
+        return ControlReply(ok: true, message: message, state: keeper.current)
+    }
+
+    /// The bell: on the nap's own terminal (or the one a taken-over nap had), else standard error.
+    private static func bell(tty: String?, terminal: Bool, usesColour: Bool, hint: String, loop: EventLoop) -> TerminalBellAlarm {
+        if let tty {
+            let fd = open(tty, O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK)
+            if fd >= 0 {
+                // Kept open for the life of the process: the alarm may ring at any time.
+                return TerminalBellAlarm(fileDescriptor: fd, isTerminal: isatty(fd) == 1, usesColour: false, hint: hint, loop: loop)
+            }
+        }
+        if terminal {
+            return TerminalBellAlarm.onControllingTerminal(usesColour: usesColour, hint: hint, loop: loop)
+        }
+        return TerminalBellAlarm(fileDescriptor: STDERR_FILENO, isTerminal: isatty(STDERR_FILENO) == 1, usesColour: false, hint: hint, loop: loop)
+    }
+
+    /// The nap's terminal, for a guardian's bell.
+    private static func terminalName() -> String? {
+        for fd in [STDIN_FILENO, STDERR_FILENO, STDOUT_FILENO] where isatty(fd) == 1 {
+            if let name = ttyname(fd) { return String(cString: name) }
+        }
+        return nil
     }
 }

@@ -114,6 +114,10 @@ public struct NapPorts<C: Clock>: Sendable where C.Duration == Duration {
     /// Winds the outputs down once the session has ended; it must end `notes`.
     public var shutdown: @Sendable () async -> Void
     public var wallClock: @Sendable () -> Date
+    /// Where the session starts: fresh (nil), or taken up again where it stood (a guardian, `resume`).
+    public var initialSession: Session<C.Instant>?
+    /// Told the session at the start and at every change (see `SessionDriver.onChange`).
+    public var onChange: (@Sendable (Session<C.Instant>, C.Instant) async -> Void)?
 
     public init(clock: C, executor: (any TaskExecutor)?, alarm: any AlarmOutput, sleepSound: (any SleepSoundOutput)? = nil,
                 pulses: [any PulseSink] = [], keys: (any KeySource)? = nil,
@@ -193,10 +197,14 @@ public final class NapSession<C: Clock>: Sendable where C.Duration == Duration {
         driver.sleepSound = ports.sleepSound
         driver.pulseSinks = ports.pulses
         driver.heartbeatBPM = configuration.bpm
+        driver.initialSession = ports.initialSession
+        driver.onChange = ports.onChange
         ports.keys?.start(releaseGap: configuration.holdMode ? .milliseconds(750) : nil) { [weak self] input in
             self?.send(.key(input))
         }
-        let outcome = await driver.run(startingWith: configuration.holdMode ? nil : .start, inputs: events,
+        // A session taken up again starts where it stood: its deadlines are looked at at once.
+        let first: SessionEvent? = ports.initialSession != nil ? .timeElapsed : configuration.holdMode ? nil : .start
+        let outcome = await driver.run(startingWith: first, inputs: events,
                                        notes: ports.notes) {
             ports.keys?.stop()
             await alarm.stop()

@@ -33,6 +33,12 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
     public var pulseSinks: [any PulseSink] = []
     /// Heartbeats per minute (40–120).
     public var heartbeatBPM = 60
+    /// Where the session starts: a fresh one (nil), or one taken up again where it stood.
+    public var initialSession: Session<C.Instant>?
+    /// Called with the session once at the start and after every event that changed it, once its
+    /// effects were performed (so never before the alarm it starts): where a nap saves its live
+    /// state.
+    public var onChange: (@Sendable (Session<C.Instant>, C.Instant) async -> Void)?
 
     public init(
         clock: C,
@@ -75,7 +81,9 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
             for await note in notes { feed.yield(.note(note)) }
             feed.yield(.notesEnded)
         }
-        var run = RunState(session: Session<C.Instant>(timers: timers))
+        var run = RunState(session: initialSession ?? Session<C.Instant>(timers: timers))
+        var reported = run.session
+        await onChange?(run.session, clock.now)
         var timer: Task<Void, Never>?
         defer {
             timer?.cancel()
@@ -100,6 +108,10 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
             let now = clock.now
             let effects = run.session.handle(event, at: now)
             await perform(effects, in: &run)
+            if run.session != reported {
+                reported = run.session
+                await onChange?(run.session, clock.now)
+            }
             if run.session.phase.isTerminal { break }
             await updateHeartbeat(&run, now: clock.now)
             await updateSleepSound(&run, now: clock.now)
@@ -132,6 +144,7 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
             // alarm stops and the records say so.
             let effects = run.session.handle(.cancel, at: clock.now)
             await perform(effects, in: &run)
+            await onChange?(run.session, clock.now)
         }
         // What the outputs report while they wind down still becomes records.
         let closing = Task(executorPreference: taskExecutor) { await whenEnded() }

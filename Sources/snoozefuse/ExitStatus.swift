@@ -19,6 +19,8 @@ enum ExitStatus {
     static let unavailable = ExitCode(69)
     /// A bug (EX_SOFTWARE).
     static let internalError = ExitCode(70)
+    /// Another nap is running (EX_TEMPFAIL: try again when it has ended).
+    static let anotherNap = ExitCode(75)
     /// Bad configuration (EX_CONFIG).
     static let badConfig = ExitCode(78)
     /// Interrupted by SIGINT (128 + 2).
@@ -40,6 +42,7 @@ enum ExitStatus {
         case .missingInput: return missingInput
         case .badConfiguration: return badConfig
         case .internalError: return internalError
+        case .alreadyRunning: return anotherNap
         }
     }
 }

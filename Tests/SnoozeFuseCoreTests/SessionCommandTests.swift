@@ -107,3 +107,34 @@ struct SessionCommandTests {
         }
     }
 }
+
+@Suite("Taking a nap over when its process is gone")
+struct TakeOverTests {
+    @Test func theAlarmToKeepFollowsThePhase() {
+        var session = Session<Instant>(timers: quick)
+        #expect(session.alarmToKeep(now: at(0)) == nil, "not started: nothing to ring")
+        _ = session.handle(.holdBegan, at: at(0))
+        #expect(session.alarmToKeep(now: at(1))! == (at(15), .max), "held: only the failsafe is sure")
+        _ = session.handle(.holdEnded, at: at(1))
+        #expect(session.alarmToKeep(now: at(2))! == (at(8), .nap), "released at 1 s: 2 s + 5 s")
+        _ = session.handle(.timeElapsed, at: at(3))
+        _ = session.handle(.adjust(.seconds(20)), at: at(4))
+        #expect(session.alarmToKeep(now: at(4))! == (at(28), .nap))
+        _ = session.handle(.timeElapsed, at: at(28))
+        #expect(session.alarmToKeep(now: at(29))! == (at(28), .nap), "ringing: the alarm that rings, again at once")
+        _ = session.handle(.snooze(.seconds(60)), at: at(30))
+        #expect(session.alarmToKeep(now: at(31))! == (at(90), .nap))
+        _ = session.handle(.dismiss, at: at(32))
+        #expect(session.alarmToKeep(now: at(33)) == nil)
+    }
+
+    @Test func plans() {
+        #expect(TakeOver.plan(phase: .napping, alarm: at(100), reason: .nap, now: at(40)) == .ring(at: at(100), reason: .nap, late: .zero))
+        #expect(TakeOver.plan(phase: .napping, alarm: at(100), reason: .max, now: at(160)) == .ring(at: at(100), reason: .max, late: .seconds(60)),
+                "the guardian rings however late")
+        #expect(TakeOver.plan(phase: .napping, alarm: at(100), reason: .nap, now: at(1900), maxLate: .seconds(1800)) == .ring(at: at(100), reason: .nap, late: .seconds(1800)))
+        #expect(TakeOver.plan(phase: .napping, alarm: at(100), reason: .nap, now: at(1901), maxLate: .seconds(1800)) == .missed(due: at(100), late: .seconds(1801)))
+        #expect(TakeOver<Instant>.plan(phase: .ready, alarm: nil, reason: .nap, now: at(5)) == .nothing)
+        #expect(TakeOver.plan(phase: .finished, alarm: at(5), reason: .nap, now: at(5)) == .nothing)
+    }
+}

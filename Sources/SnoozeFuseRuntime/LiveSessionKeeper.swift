@@ -1,0 +1,172 @@
+public import Foundation
+import Glibc
+import SnoozeFuseCore
+import SnoozeFusePluginHost
+import SnoozeFuseStore
+public import SnoozeFuseSystem
+import Synchronization
+
+/// Keeps a nap's live state on disk (SPEC §9): written atomically at every change of its session,
+/// removed when it ends. If it cannot be written (a read-only state folder), it says so once: the
+/// nap goes on, but nothing could ring it if its process died.
+final class LiveSessionKeeper: Sendable {
+    let paths: StorePaths
+    let setup: SavedAlarmSetup
+    let holder: LiveSessionState.Holder
+    let terminal: String?
+    let bootID = currentBootID()
+    private let state = Mutex(State())
+    private let warn: @Sendable (String) -> Void
+
+    private struct State {
+        var guardianPid: Int32?
+        var latest: LiveSessionState?
+        var warned = false
+    }
+
+    init(paths: StorePaths, setup: SavedAlarmSetup, holder: LiveSessionState.Holder, terminal: String?,
+         warn: @escaping @Sendable (String) -> Void) {
+        self.paths = paths
+        self.setup = setup
+        self.holder = holder
+        self.terminal = terminal
+        self.warn = warn
+    }
+
+    /// The state last written.
+    var current: LiveSessionState? { state.withLock { $0.latest } }
+
+    /// The guardian that watches this process, for the state.
+    func setGuardian(_ pid: Int32?) {
+        state.withLock { $0.guardianPid = pid }
+    }
+
+    /// Saves `session` as it is at `now`; an ended session's state is removed.
+    func save(_ session: Session<BootInstant>, now: BootInstant) {
+        guard !session.phase.isTerminal else {
+            remove()
+            return
+        }
+        let guardianPid = state.withLock { $0.guardianPid }
+        let live = LiveSessionState(session: session, now: now, wallNow: Date(), pid: getpid(), holder: holder,
+                                    guardianPid: guardianPid, bootID: bootID, terminal: terminal, setup: setup)
+        state.withLock { $0.latest = live }
+        do {
+            try AtomicFile.write(live.encoded(), to: paths.liveSession)
+        } catch {
+            let first = state.withLock { state -> Bool in
+                defer { state.warned = true }
+                return !state.warned
+            }
+            if first { warn("cannot save the nap's live state (\(error)): if this process dies, nothing can ring its alarm") }
+        }
+    }
+
+    /// Removes the state: the nap has ended.
+    func remove() {
+        state.withLock { $0.latest = nil }
+        try? AtomicFile.remove(paths.liveSession)
+    }
+
+    /// The live state on disk, if any (a whole one: it is replaced atomically).
+    static func read(_ paths: StorePaths) -> LiveSessionState? {
+        guard let data = try? AtomicFile.read(paths.liveSession) else { return nil }
+        return LiveSessionState.decode(data)
+    }
+}
+
+/// The guardian of a nap (SPEC §9): a process of its own session and process group, started with
+/// the nap, that holds one end of a pipe whose other end only the nap holds. It sleeps on that pipe
+/// (no wake-ups at all) until the nap's process ends, however it ends. A nap that ended its session
+/// removed its live state first, and the guardian just ends; otherwise (SIGKILL, a crash, the OOM
+/// killer) it takes the alarm over from the live state and rings it at its original deadline,
+/// through the same chain of outputs, with the built-in sounds and no plugins.
+public enum Guardian {
+    /// The descriptor the guardian watches.
+    static let watchDescriptor: Int32 = 3
+
+    /// Starts the guardian of this process. Returns its PID; the write end of its pipe stays open
+    /// in this process only (close-on-exec) until it ends.
+    static func start(paths: StorePaths) -> Int32? {
+        guard let executable = PluginSearchPath.currentExecutable() else { return nil }
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else { return nil }
+        _ = fcntl(ends[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(ends[1], F_SETFD, FD_CLOEXEC)
+        defer { close(ends[0]) }
+        let pid = try? ProcessSpawn.start(executable, ["guardian", "--nap", "\(getpid())"], descriptors: [
+            0: .devNull, 1: .devNull, 2: .devNull, watchDescriptor: .inherit(ends[0]),
+        ], grouping: .ownSession)
+        // The write end lives as long as this process: the kernel closes it when it ends.
+        if pid == nil { close(ends[1]) }
+        return pid
+    }
+
+    /// What a guardian does: waits for the nap with `napPid` to end, then, if it ended without
+    /// ending its session, takes its alarm over. Returns the exit status.
+    public static func run(napPid: Int32, loop: EventLoop,
+                           environment: [String: String] = ProcessInfo.processInfo.environment) async -> Int32 {
+        // Blocks on the pipe until every write end is closed: the nap's process has ended.
+        _ = await BoundedCall.start(named: "snoozefuse-guard") {
+            var byte: UInt8 = 0
+            while true {
+                let count = read(watchDescriptor, &byte, 1)
+                if count == 0 || (count < 0 && errno != EINTR) { return }
+            }
+        }.value()
+        close(watchDescriptor)
+        guard let paths = try? StorePaths(environment: environment),
+              let live = LiveSessionKeeper.read(paths), live.pid == napPid, live.holder == .nap else { return 0 }
+        let log = GuardianLog(paths: paths)
+        // The nap's lock went with its process; a new nap that took it meanwhile owns the files now.
+        var lock: NapLock?
+        for _ in 0 ..< 200 {
+            lock = try? NapLock.acquire(paths.napLock)
+            if lock != nil { break }
+            try? await loop.clock.sleep(for: .milliseconds(10))
+        }
+        guard let lock else { return 0 }
+        log.append(message: "the nap (pid \(napPid)) ended without ending its session in phase \(live.phase.rawValue); the guardian (pid \(getpid())) holds its alarm")
+        do throws(NapSetupError) {
+            switch try LiveNap.takeOver(live, as: .guardian, lock: lock, maxLate: nil, loop: loop, message: { log.append(message: $0) }) {
+            case .nothing:
+                log.append(message: "nothing to ring: the nap had not started")
+            case .missed:
+                // The guardian has no lateness limit; kept for completeness.
+                log.append(message: "the alarm was missed")
+            case .ringing(let nap):
+                async let result = nap.run()
+                for await record in nap.records where record.isEvent { log.append(record) }
+                _ = await result
+            }
+            return 0
+        } catch {
+            log.append(message: "the guardian cannot ring the alarm: \(error)")
+            return 70
+        }
+    }
+}
+
+/// The guardian's own events (one JSON object per line, `--events jsonl`'s form), appended to
+/// `guardian.jsonl` in the state folder, with `"source":"guardian"` records of what it decided.
+struct GuardianLog: Sendable {
+    let paths: StorePaths
+
+    func append(_ record: SessionRecord) {
+        write(record.jsonLine())
+    }
+
+    func append(message: String) {
+        var record = SessionRecord(.warning, elapsed: .zero, wall: Date(), message: message)
+        record.output = "guardian"
+        write(record.jsonLine())
+    }
+
+    private func write(_ line: String) {
+        try? PrivateFolder.ensure(paths.state)
+        let fd = open(paths.guardianLog.path, O_CREAT | O_WRONLY | O_APPEND | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        writeAll(line + "\n", to: fd)
+    }
+}

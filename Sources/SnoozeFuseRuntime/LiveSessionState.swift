@@ -1,0 +1,147 @@
+public import Foundation
+public import SnoozeFuseCore
+public import SnoozeFuseSystem
+
+/// An instant as a live session saves it: wall-clock time (for people, and after a reboot, when
+/// the boot-time clock started over) and CLOCK_BOOTTIME (exact across suspend, on this boot).
+public struct SavedInstant: Codable, Sendable, Hashable {
+    /// ISO 8601, to the millisecond.
+    public var wall: String
+    /// Seconds since 1970.
+    public var wallSeconds: Double
+    /// Seconds since boot (CLOCK_BOOTTIME), valid while `LiveSessionState.bootID` is this boot's.
+    public var bootSeconds: Double
+
+    public init(_ instant: BootInstant, now: BootInstant, wallNow: Date) {
+        let wallTime = wallNow.timeIntervalSince1970 + now.duration(to: instant).secondsValue
+        wall = WallClockText.iso8601(secondsSince1970: wallTime)
+        wallSeconds = wallTime
+        bootSeconds = instant.sinceBoot.secondsValue
+    }
+
+    /// The instant on this boot's clock: exact when saved on this boot, otherwise from the wall clock.
+    public func instant(sameBoot: Bool, now: BootInstant, wallNow: Date) -> BootInstant {
+        if sameBoot { return BootInstant(sinceBoot: .nanoseconds(Int64((bootSeconds * 1e9).rounded()))) }
+        return now.advanced(by: .nanoseconds(Int64(((wallSeconds - wallNow.timeIntervalSince1970) * 1e9).rounded())))
+    }
+}
+
+/// How the alarm of a nap is set up, as much as a guardian or `resume` needs to ring the same
+/// alarm again (built-in outputs and sounds only: a plugin's sound becomes the built-in sound).
+public struct SavedAlarmSetup: Codable, Sendable, Hashable {
+    /// The sound file to play (a built-in's or the user's), or nil for the synthesized tone.
+    public var soundPath: String?
+    /// What the person chose (`--sound`), for messages.
+    public var soundName: String
+    public var device: String
+    public var volume: Int
+    public var fadeInSeconds: Double
+    public var systemVolume: Int?
+    public var ringLimitSeconds: Double?
+    public var snoozeSeconds: Double
+    /// The timers, for a resumed session's countdown layout.
+    public var releaseSeconds: Double
+    public var napSeconds: Double
+    public var maxSeconds: Double
+    public var presetName: String
+
+    public var timers: SessionTimers {
+        SessionTimers(release: .milliseconds(Int64(releaseSeconds * 1000)), nap: .milliseconds(Int64(napSeconds * 1000)),
+                      max: .milliseconds(Int64(maxSeconds * 1000)), snooze: .milliseconds(Int64(snoozeSeconds * 1000)),
+                      ringLimit: ringLimitSeconds.map { .milliseconds(Int64($0 * 1000)) })
+    }
+}
+
+/// The live state of a running nap (SPEC §9): written atomically at every change, so a guardian,
+/// `status`, another terminal or `resume` after a reboot always read a whole one.
+public struct LiveSessionState: Codable, Sendable, Hashable {
+    /// Who holds the alarm.
+    public enum Holder: String, Codable, Sendable, Hashable {
+        /// The nap's own process.
+        case nap
+        /// The guardian took it over when the nap's process died.
+        case guardian
+        /// `snoozefuse resume` took it up after nobody held it.
+        case resume
+    }
+
+    public struct SavedAlarm: Codable, Sendable, Hashable {
+        public var due: SavedInstant
+        public var reason: AlarmReason
+    }
+
+    public static let currentVersion = 1
+
+    public var version = LiveSessionState.currentVersion
+    /// The process that holds the alarm now.
+    public var pid: Int32
+    public var holder: Holder
+    /// The guardian that watches the nap's process.
+    public var guardianPid: Int32?
+    /// `/proc/sys/kernel/random/boot_id` when it was written.
+    public var bootID: String
+    public var phase: Phase
+    public var started: SavedInstant?
+    /// What the alarm rings at if nobody does anything (see `Session.alarmToKeep`).
+    public var alarm: SavedAlarm?
+    /// When the current phase's timer runs out, and how long it was set for (for displays).
+    public var phaseEnds: SavedInstant?
+    public var phaseSeconds: Double?
+    /// The failsafe, while it still applies.
+    public var maxDeadline: SavedInstant?
+    public var snoozes: Int
+    /// The terminal went away; the nap goes on without it.
+    public var detached: Bool
+    /// The nap's terminal (`/dev/pts/N`), where a guardian shows its alarm too.
+    public var terminal: String?
+    public var setup: SavedAlarmSetup
+    public var updated: SavedInstant
+
+    /// The JSON of the file.
+    public func encoded() -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Plain values, finite numbers: encoding cannot fail.
+        return (try? encoder.encode(self)) ?? Data()
+    }
+
+    public static func decode(_ data: Data) -> LiveSessionState? {
+        try? JSONDecoder().decode(LiveSessionState.self, from: data)
+    }
+
+    /// The state of `session` at `now`.
+    public init(session: Session<BootInstant>, now: BootInstant, wallNow: Date, pid: Int32, holder: Holder,
+                guardianPid: Int32?, bootID: String, terminal: String?, setup: SavedAlarmSetup) {
+        func saved(_ instant: BootInstant?) -> SavedInstant? { instant.map { SavedInstant($0, now: now, wallNow: wallNow) } }
+        self.pid = pid
+        self.holder = holder
+        self.guardianPid = guardianPid
+        self.bootID = bootID
+        phase = session.phase
+        started = saved(session.startedAt)
+        alarm = session.alarmToKeep(now: now).map { SavedAlarm(due: SavedInstant($0.due, now: now, wallNow: wallNow), reason: $0.reason) }
+        let ends: BootInstant? = switch session.phase {
+        case .releasing: session.releaseDeadline
+        case .napping: session.expectedAlarm
+        case .ringing: session.ringLimitDeadline
+        case .snoozed: session.snoozeDeadline
+        case .holding: session.maxDeadline
+        case .ready, .finished, .cancelled: nil
+        }
+        phaseEnds = saved(ends)
+        phaseSeconds = session.currentTimerLength?.secondsValue
+        maxDeadline = saved(session.maxDeadline)
+        snoozes = max(session.ringCount - 1, 0)
+        detached = session.detached
+        self.terminal = terminal
+        self.setup = setup
+        updated = SavedInstant(now, now: now, wallNow: wallNow)
+    }
+}
+
+/// This boot's identity (`/proc/sys/kernel/random/boot_id`): boot-time instants saved under another
+/// are meaningless.
+public func currentBootID() -> String {
+    guard let text = try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8) else { return "unknown" }
+    return text.trimmingCharacters(in: .whitespacesAndNewlines)
+}

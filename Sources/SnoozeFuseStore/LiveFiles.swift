@@ -1,0 +1,136 @@
+public import Foundation
+import Glibc
+
+/// The files of a running nap (SPEC §9), in the state folder (`$XDG_STATE_HOME/snoozefuse/`, 0700):
+/// its live state, rewritten atomically at every change; the lock only the nap that runs (or its
+/// guardian) holds; and the events its guardian writes. The control socket goes in the runtime
+/// folder (`$XDG_RUNTIME_DIR/snoozefuse/`, 0700).
+extension StorePaths {
+    /// The live state of the running nap (JSON, 0600).
+    public var liveSession: URL { state.appendingPathComponent("session.json") }
+    /// Held (`flock`) by the nap that runs, then by its guardian.
+    public var napLock: URL { state.appendingPathComponent("nap.lock") }
+    /// One JSON event per line from guardians that took a nap over.
+    public var guardianLog: URL { state.appendingPathComponent("guardian.jsonl") }
+
+    /// The folder of the control socket: `$XDG_RUNTIME_DIR/snoozefuse/`, or the state folder where
+    /// there is no runtime folder (a session without a login manager).
+    public func runtimeFolder(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
+            return URL(fileURLWithPath: runtime, isDirectory: true).appendingPathComponent("snoozefuse", isDirectory: true)
+        }
+        return state
+    }
+
+    /// The control socket of the running nap.
+    public func controlSocket(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+        runtimeFolder(environment: environment).appendingPathComponent("control.sock")
+    }
+}
+
+/// Files replaced whole: a reader sees the old contents or the new, never a part.
+public enum AtomicFile {
+    /// Replaces `url` with `data`: written to a temporary file beside it (0600), flushed to disk,
+    /// renamed over it, and the folder flushed. The folder is created (0700) when missing.
+    public static func write(_ data: Data, to url: URL) throws(StoreError) {
+        let folder = url.deletingLastPathComponent()
+        try PrivateFiles.ensureFolder(folder)
+        let temporary = folder.appendingPathComponent(".\(url.lastPathComponent).\(getpid()).tmp").path
+        let fd = open(temporary, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw PrivateFiles.fileError(errno, temporary, "cannot create the file") }
+        var failure: StoreError?
+        let written = data.withUnsafeBytes { bytes -> Bool in
+            var offset = 0
+            while offset < bytes.count {
+                let count = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    return false
+                }
+                offset += count
+            }
+            return true
+        }
+        if !written { failure = PrivateFiles.fileError(errno, temporary, "cannot write the file") }
+        if failure == nil, fsync(fd) != 0 { failure = PrivateFiles.fileError(errno, temporary, "cannot flush the file to disk") }
+        close(fd)
+        if failure == nil, rename(temporary, url.path) != 0 { failure = PrivateFiles.fileError(errno, url.path, "cannot move the new file into place") }
+        if let failure {
+            unlink(temporary)
+            throw failure
+        }
+        syncFolder(folder)
+    }
+
+    /// The contents of `url`, or nil when it does not exist.
+    public static func read(_ url: URL) throws(StoreError) -> Data? {
+        let fd = open(url.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw PrivateFiles.fileError(errno, url.path, "cannot open the file")
+        }
+        defer { close(fd) }
+        var data = Data()
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = Glibc.read(fd, &chunk, chunk.count)
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw PrivateFiles.fileError(errno, url.path, "cannot read the file")
+            }
+            if count == 0 { break }
+            data.append(contentsOf: chunk[0 ..< count])
+        }
+        return data
+    }
+
+    /// Removes `url` (a file already gone is fine) and flushes its folder.
+    public static func remove(_ url: URL) throws(StoreError) {
+        if unlink(url.path) != 0 && errno != ENOENT {
+            throw PrivateFiles.fileError(errno, url.path, "cannot remove the file")
+        }
+        syncFolder(url.deletingLastPathComponent())
+    }
+
+    private static func syncFolder(_ folder: URL) {
+        let fd = open(folder.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        fsync(fd)
+        close(fd)
+    }
+}
+
+/// The lock of the nap that runs: an exclusive `flock` on a file in the state folder, held for as
+/// long as this value lives, and by the kernel until the holder's process ends (a `kill -9`
+/// included, so a dead nap never blocks the next one).
+public final class NapLock: Sendable {
+    private let descriptor: Int32
+
+    private init(descriptor: Int32) { self.descriptor = descriptor }
+
+    deinit { close(descriptor) }
+
+    /// Takes the lock at `url`, or returns nil when another process holds it. The descriptor is
+    /// closed on exec, so no child keeps the lock.
+    public static func acquire(_ url: URL) throws(StoreError) -> NapLock? {
+        try PrivateFiles.ensureFolder(url.deletingLastPathComponent())
+        let fd = open(url.path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw PrivateFiles.fileError(errno, url.path, "cannot open the nap's lock file") }
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            if errno == EINTR { continue }
+            let code = errno
+            close(fd)
+            if code == EWOULDBLOCK { return nil }
+            throw PrivateFiles.fileError(code, url.path, "cannot lock the nap's lock file")
+        }
+        return NapLock(descriptor: fd)
+    }
+}
+
+/// Folders that hold one user's files.
+public enum PrivateFolder {
+    /// Creates `folder` (and missing parents) with mode 0700.
+    public static func ensure(_ folder: URL) throws(StoreError) {
+        try PrivateFiles.ensureFolder(folder)
+    }
+}

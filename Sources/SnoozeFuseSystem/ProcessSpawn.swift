@@ -1,0 +1,85 @@
+import CLinux
+import Glibc
+
+/// The one way this program starts another: `posix_spawn` with the child's standard descriptors
+/// given explicitly (every other descriptor of this process is close-on-exec), default signal
+/// handling and an empty signal mask (whatever this process blocks or ignores), and optionally a
+/// process group or a session of its own.
+public enum ProcessSpawn {
+    /// What the child's descriptor is.
+    public enum Descriptor: Sendable, Hashable {
+        /// A descriptor of this process, duplicated into the child.
+        case inherit(Int32)
+        /// `/dev/null`, for reading or writing.
+        case devNull
+    }
+
+    /// Where the child lives.
+    public enum Grouping: Sendable, Hashable {
+        /// In this process's session and process group.
+        case same
+        /// In a process group of its own (Ctrl-C on the terminal reaches only this process).
+        case ownProcessGroup
+        /// In a session of its own (`setsid`): no controlling terminal, so nothing that happens to
+        /// this process's terminal (a hang-up) reaches it.
+        case ownSession
+    }
+
+    /// Starts `executable` with `arguments` (without the program name) and returns its PID.
+    /// - Parameter descriptors: the child's descriptors by number (0, 1, 2 and any others).
+    /// - Throws: the errno of `posix_spawn`.
+    public static func start(_ executable: String, _ arguments: [String], descriptors: [Int32: Descriptor],
+                             grouping: Grouping = .same) throws(SpawnError) -> Int32 {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for (number, descriptor) in descriptors.sorted(by: { $0.key < $1.key }) {
+            switch descriptor {
+            case .inherit(let parent): posix_spawn_file_actions_adddup2(&actions, parent, number)
+            case .devNull: posix_spawn_file_actions_addopen(&actions, number, "/dev/null", number == 0 ? O_RDONLY : O_WRONLY, 0)
+            }
+        }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var all = sigset_t(), none = sigset_t()
+        sigfillset(&all)
+        sigemptyset(&none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        var flags = Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK)
+        switch grouping {
+        case .same: break
+        case .ownProcessGroup:
+            posix_spawnattr_setpgroup(&attributes, 0)
+            flags |= Int16(POSIX_SPAWN_SETPGROUP)
+        case .ownSession:
+            flags |= snoozefuse_posix_spawn_setsid
+        }
+        posix_spawnattr_setflags(&attributes, flags)
+        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var spawned: pid_t = 0
+        let status = posix_spawn(&spawned, executable, &actions, &attributes, argv, environ)
+        guard status == 0 else { throw SpawnError(executable: executable, code: status) }
+        return spawned
+    }
+
+    /// How a child that ended did (`exited with status 3`, `killed by signal 11 (Segmentation fault)`),
+    /// from the status `waitpid` gave.
+    public static func describe(_ status: Int32) -> String {
+        let signal = status & 0x7f
+        if signal == 0 { return "exited with status \((status >> 8) & 0xff)" }
+        let name = strsignal(signal).map { String(cString: $0) } ?? "signal \(signal)"
+        return "killed by signal \(signal) (\(name))"
+    }
+}
+
+/// A program could not be started.
+public struct SpawnError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var executable: String
+    /// The errno of `posix_spawn`.
+    public var code: Int32
+
+    public var description: String { "cannot start \(executable): \(String(cString: strerror(code)))" }
+}

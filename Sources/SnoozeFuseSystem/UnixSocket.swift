@@ -1,0 +1,123 @@
+import CLinux
+import Glibc
+
+/// A local stream socket (`AF_UNIX`) for one line of request and one line of reply, as the control
+/// socket of a running nap uses it. Every call is bounded: reads and writes have time limits, so a
+/// peer that stops answering never holds anyone up.
+public enum UnixSocket {
+    /// The longest path a socket address holds (`sun_path`, less the terminating NUL).
+    public static let longestPath = 107
+
+    /// Listens at `path`: a stale socket file there is replaced; the socket is made 0600 (its
+    /// folder must be the owner's alone). Returns the listening descriptor (close-on-exec).
+    public static func listen(at path: String) throws(UnixSocketError) -> Int32 {
+        guard path.utf8.count <= longestPath else { throw UnixSocketError(path: path, operation: "bind", code: ENAMETOOLONG) }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw UnixSocketError(path: path, operation: "socket", code: errno) }
+        unlink(path)
+        var address = Self.address(path)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard bound == 0, chmod(path, 0o600) == 0, Glibc.listen(fd, 8) == 0 else {
+            let code = errno
+            close(fd)
+            throw UnixSocketError(path: path, operation: "bind", code: code)
+        }
+        return fd
+    }
+
+    /// The next connection on `listener`, or nil once it is closed or fails.
+    public static func accept(_ listener: Int32) -> Int32? {
+        while true {
+            let fd = Glibc.accept(listener, nil, nil)
+            if fd >= 0 {
+                _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+                return fd
+            }
+            if errno == EINTR || errno == ECONNABORTED { continue }
+            return nil
+        }
+    }
+
+    /// Connects to the socket at `path`; reads and writes on it give up after `limit`.
+    public static func connect(to path: String, limit: Duration) throws(UnixSocketError) -> Int32 {
+        guard path.utf8.count <= longestPath else { throw UnixSocketError(path: path, operation: "connect", code: ENAMETOOLONG) }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw UnixSocketError(path: path, operation: "socket", code: errno) }
+        var address = Self.address(path)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard connected == 0 else {
+            let code = errno
+            close(fd)
+            throw UnixSocketError(path: path, operation: "connect", code: code)
+        }
+        setTimeLimit(fd, limit)
+        return fd
+    }
+
+    /// The uid of the process at the other end of `fd`.
+    public static func peerUID(_ fd: Int32) -> UInt32? {
+        var uid: UInt32 = 0
+        return snoozefuse_peer_uid(fd, &uid) == 0 ? uid : nil
+    }
+
+    /// Reads and writes on `fd` give up after `limit` (`SO_RCVTIMEO`, `SO_SNDTIMEO`).
+    public static func setTimeLimit(_ fd: Int32, _ limit: Duration) {
+        let parts = limit.components
+        var value = timeval(tv_sec: Int(parts.seconds), tv_usec: Int(parts.attoseconds / 1_000_000_000_000))
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// Reads up to the first newline (or the end), at most `limit` bytes; nil when nothing came in
+    /// time or the line is too long.
+    public static func readLine(_ fd: Int32, limit: Int = 65_536) -> String? {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while bytes.count <= limit {
+            let count = read(fd, &chunk, chunk.count)
+            if count < 0 {
+                if errno == EINTR { continue }
+                return nil
+            }
+            if count == 0 { break }
+            if let newline = chunk[0 ..< count].firstIndex(of: UInt8(ascii: "\n")) {
+                bytes += chunk[0 ..< newline]
+                return String(decoding: bytes, as: UTF8.self)
+            }
+            bytes += chunk[0 ..< count]
+        }
+        return bytes.isEmpty || bytes.count > limit ? nil : String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Writes `line` and a newline.
+    @discardableResult
+    public static func writeLine(_ fd: Int32, _ line: String) -> Bool {
+        var text = line + "\n"
+        return text.withUTF8 { writeAll(UnsafeRawBufferPointer($0), to: fd) }
+    }
+
+    private static func address(_ path: String) -> sockaddr_un {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in path.utf8.prefix(longestPath).enumerated() { raw[index] = byte }
+        }
+        return address
+    }
+}
+
+/// A socket call failed.
+public struct UnixSocketError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var path: String
+    public var operation: String
+    public var code: Int32
+
+    /// Nobody listens there (no socket, or a stale one).
+    public var isNobodyListening: Bool { code == ENOENT || code == ECONNREFUSED }
+
+    public var description: String { "\(operation) \(path): \(String(cString: strerror(code)))" }
+}
