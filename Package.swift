@@ -111,7 +111,7 @@ let package = Package(
             name: "snoozefuse",
             dependencies: [
                 "SnoozeFuseCore", "SnoozeFuseRuntime", "SnoozeFuseAudio", "SnoozeFusePluginHost",
-                "SnoozeFuseSoundLibrary", "SnoozeFuseStore", "SnoozeFuseCAF",
+                "SnoozeFuseSoundLibrary",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -5,7 +5,8 @@ import SnoozeFuseRuntime
 /// The alarm sound a `--sound` argument names: a file path (it contains a `/` or ends in a sound
 /// file extension), or the name of a built-in sound. Without an argument, the default built-in
 /// (`beep`); if the built-in sounds are missing altogether, the synthesized tone, said once on
-/// standard error. An unknown name is reported with the names there are, and exits 66.
+/// standard error. An unknown name is reported with the names there are, and exits 66; an imported
+/// sound's index that cannot be read exits 78 with its cause.
 /// The built-in folder is looked for only when the argument is not a path.
 func chooseAlarmSound(_ argument: String?, builtIns locate: @autoclosure () -> BuiltInSounds? = BuiltInSounds.locate()) throws -> AlarmSound {
     if let argument, BuiltInSounds.isPath(argument) {
@@ -16,7 +17,7 @@ func chooseAlarmSound(_ argument: String?, builtIns locate: @autoclosure () -> B
     if let builtIns, let path = builtIns.path(named: name) {
         return .file(path: path)
     }
-    if argument != nil, let path = importedSoundPath(named: name) {
+    if argument != nil, let path = try importedSoundPath(named: name) {
         return .file(path: path)
     }
     guard let argument else {
@@ -27,6 +28,6 @@ func chooseAlarmSound(_ argument: String?, builtIns locate: @autoclosure () -> B
     }
     let known = builtIns?.names ?? []
     let list = known.isEmpty ? "no built-in sounds are installed" : "built-in sounds: \(known.joined(separator: ", "))"
-    writeLine("snoozefuse: no built-in sound named \"\(argument)\" (\(list)); for a file in this folder, write ./\(argument).", to: STDERR_FILENO)
+    writeLine("snoozefuse: no sound named \"\(argument)\" (\(list); `snoozefuse sounds list` shows your imported ones); for a file in this folder, write ./\(argument).", to: STDERR_FILENO)
     throw ExitStatus.missingInput
 }

@@ -1,6 +1,4 @@
 import Foundation
-import SnoozeFuseAudio
-import SnoozeFuseCAF
 import SnoozeFuseSoundLibrary
 
 /// One `sounds list --json` entry.
