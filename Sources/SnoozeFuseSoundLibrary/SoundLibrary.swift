@@ -30,6 +30,9 @@ public struct ImportResult: Sendable {
     public var conversion: String
     /// The name asked for or derived from the file, when the stored name differs from it.
     public var requestedName: String?
+    /// Set when the input decoded to fewer frames than it declares and the import was told to accept
+    /// that (`acceptTruncated`); the stored sound holds the frames that decoded.
+    public var truncation: Truncation?
 }
 
 /// The user's sound library: the built-in sounds plus the sounds imported into
@@ -153,7 +156,12 @@ public struct SoundLibrary: Sendable {
     /// writes the sound's name and metadata into the file (``StoredFileMetadata``), makes it durable
     /// under its final name and adds the index row. A name that is taken gets a number: `name (2)`.
     /// Asking for a built-in's name is refused.
-    public func importSound(at path: String, name requested: String? = nil, now: Date = Date()) throws(SoundLibraryError) -> ImportResult {
+    ///
+    /// A file that decodes to fewer frames than it declares (``Truncation``) is refused
+    /// (``SoundLibraryError/Kind/badData``) unless `acceptTruncated`; then the frames that decoded
+    /// are imported and ``ImportResult/truncation`` says so.
+    public func importSound(at path: String, name requested: String? = nil, acceptTruncated: Bool = false,
+                            now: Date = Date()) throws(SoundLibraryError) -> ImportResult {
         let fileName = URL(fileURLWithPath: path).lastPathComponent
         var base = SoundNames.name(forFileName: fileName)
         if let requested {
@@ -172,6 +180,13 @@ public struct SoundLibrary: Sendable {
         do { temporary = try folder.makeTemporaryFile() } catch { throw SoundLibraryError(error) }
         let copied = try SoundCopy.copy(&input.file, toCAFAt: temporary.path, encoding: encoding,
                                         flushDescriptor: temporary.fileDescriptor)
+        let truncation = Truncation.check(read: copied.frames, declared: sourceInfo.frames, format: sourceInfo.format,
+                                          sampleRate: sourceInfo.sampleRate, stoppedBy: copied.decodingStopped)
+        if let truncation, !acceptTruncated || copied.frames == 0 {
+            throw SoundLibraryError(.badData, "'\(path)': \(truncation). Nothing was imported. "
+                + (copied.frames == 0 ? "No audio decoded at all; export the file again from its source."
+                    : "The file was cut short or is damaged; export it again from its source, or import the part that decodes with --accept-truncated."))
+        }
         guard copied.frames > 0 else {
             throw SoundLibraryError(.badData, "'\(path)' holds no audio frames; there is nothing to import.")
         }
@@ -209,7 +224,7 @@ public struct SoundLibrary: Sendable {
                     }
                 }
                 return ImportResult(outcome: .imported, sound: sound, repairs: repairs, conversion: conversion,
-                                    requestedName: name == base ? nil : base)
+                                    requestedName: name == base ? nil : base, truncation: truncation)
             }
         } catch {
             throw SoundLibraryError(error)

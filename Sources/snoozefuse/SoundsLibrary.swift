@@ -7,7 +7,7 @@ import SnoozeFuseSoundLibrary
 // Data goes to standard output, messages to standard error.
 //
 // Exit statuses: 0 done; 64 refused (a built-in sound would be removed, renamed or overwritten, or a
-// name is taken or empty); 65 not sound that can be decoded or repaired;
+// name is taken or empty); 65 not sound that can be decoded or repaired, or cut short (truncated);
 // 66 no such file or sound, or a path that is not a regular file; 78 the library folder or index
 // cannot be used (read-only, or an index that cannot be read for a name).
 
@@ -59,8 +59,10 @@ extension Sounds {
         static let configuration = CommandConfiguration(
             abstract: "Check a sound file: for CAF the full chunk report, for other files what libsndfile sees.",
             discussion: """
-            Exits 0 when the file can be imported (with --notification: when iOS would accept it as a \
-            notification sound), 65 when not, 66 when it is missing or not a regular file.
+            Decodes the whole file: one that decodes to fewer frames than it declares (cut short) is \
+            reported as "truncated: read N of M frames". Exits 0 when the file can be imported (with \
+            --notification: when iOS would accept it as a notification sound), 65 when not (a \
+            truncated file included), 66 when it is missing or not a regular file.
             """
         )
 
@@ -99,8 +101,10 @@ extension Sounds {
             written with format flags 0, a data chunk of size -1). The stored file carries the \
             sound's name and details inside it (a CAF info chunk), so the library can always be \
             rebuilt from its files. The same audio imported twice is reported, not stored again. \
-            Built-in names cannot be used. Exits 65 for undecodable data, 66 for a missing file (or a \
-            folder, FIFO or device), 64 for a refused name, 78 when the library cannot be written.
+            Built-in names cannot be used. A file that decodes to fewer frames than it declares is \
+            refused ("truncated: read N of M frames") unless --accept-truncated. Exits 65 for \
+            undecodable or truncated data, 66 for a missing file (or a folder, FIFO or device), 64 \
+            for a refused name, 78 when the library cannot be written.
             """
         )
 
@@ -110,10 +114,18 @@ extension Sounds {
         @Option(help: ArgumentHelp("The name to use (default: the file's name without extension). A taken name gets a number: NAME (2).", valueName: "name"))
         var name: String?
 
+        @Flag(name: .customLong("accept-truncated"), help: "Import a file that decodes to fewer frames than it declares: the part that decodes, with a warning.")
+        var acceptTruncated = false
+
         func run() throws {
             let sounds = try openSoundLibrary()
-            let result = try library { () throws(SoundLibraryError) in try sounds.importSound(at: file, name: name) }
+            let result = try library { () throws(SoundLibraryError) in
+                try sounds.importSound(at: file, name: name, acceptTruncated: acceptTruncated)
+            }
             for repair in result.repairs { writeLine("snoozefuse: repaired: \(repair)", to: STDERR_FILENO) }
+            if let truncation = result.truncation {
+                writeLine("snoozefuse: warning: \(file): \(truncation); imported the \(truncation.framesRead) frames that decode (--accept-truncated).", to: STDERR_FILENO)
+            }
             switch result.outcome {
             case .duplicate:
                 writeLine("snoozefuse: \(file) is already in the library as \"\(result.sound.name)\" (same audio); nothing imported.", to: STDERR_FILENO)
