@@ -124,7 +124,6 @@ let package = Package(
             name: "snoozefuse",
             dependencies: [
                 "SnoozeFuseCore", "SnoozeFuseRuntime", "SnoozeFuseSoundLibrary",
-                "SnoozeFuseAudio", "SnoozeFuseStore", "SnoozeFuseCAF",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings

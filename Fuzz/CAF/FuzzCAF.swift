@@ -25,6 +25,9 @@ public func fuzzCAF(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     if let duration = report.duration {
         precondition(duration.frames >= 0 && duration.seconds.isFinite && duration.seconds >= 0, "duration")
     }
+    // The info chunk's entries survive being written again and read back.
+    let rewritten = CAFInfoChunk.encode(report.info)
+    precondition(CAFInfoChunk.decode(body: Array(rewritten.dropFirst(12)))?.entries == report.info, "info round trip")
     let verdicts = report.verdicts
     precondition(verdicts.libsndfile.canDecode == verdicts.libsndfile.blockers.isEmpty, "verdict")
     precondition(!verdicts.libsndfile.canDecode || report.isValid, "a decodable file has no errors")

@@ -34,6 +34,9 @@ cp "$base" "$seeds/bytes-per-packet-3.caf"; patch "$seeds/bytes-per-packet-3.caf
 cp "$base" "$seeds/no-desc.caf";          patch "$seeds/no-desc.caf" 8 66726565
 cp "$base" "$seeds/negative-size.caf";    patch "$seeds/negative-size.caf" 56 fffffffffffffff0
 cp "$base" "$seeds/huge-size.caf";        patch "$seeds/huge-size.caf" 56 7fffffffffffffff
+# A stored sound as the library writes it: an 'info' chunk after a data chunk of known size.
+cp "$base" "$seeds/info-after-data.caf";  patch "$seeds/info-after-data.caf" 76 66726565   # ffmpeg's info -> free
+printf 'info\x00\x00\x00\x00\x00\x00\x00\x0f\x00\x00\x00\x01title\x00beep\x00' >> "$seeds/info-after-data.caf"
 head -c 6 "$base" > "$seeds/truncated-header.caf"
 head -c 100 "$seeds/alac-ffmpeg.caf" > "$seeds/truncated-alac.caf"
 ls -l "$seeds"

@@ -21,23 +21,21 @@ public struct SoundFile: ~Copyable {
     /// Keeps the virtual I/O source alive exactly as long as the handle that reads from it.
     let virtualIO: SoundFileVirtualIO?
 
-    /// Opens the file at `path`.
+    /// Opens the file at `path`. The path is opened without blocking and must name a regular file
+    /// (a FIFO, a device or a folder is refused at once: reading one could wait or run for ever);
+    /// libsndfile then reads that descriptor (`sf_open_fd`).
     ///
     /// - Throws: ``SoundFileError`` with ``SoundFileError/isMissingInput`` when the file cannot be
-    ///   opened at all, ``SoundFileError/isBadData`` when libsndfile cannot decode it.
+    ///   opened at all or is not a regular file (``SoundFileError/fileType`` says what it is),
+    ///   ``SoundFileError/isBadData`` when libsndfile cannot decode it.
     public init(readingAtPath path: String) throws(SoundFileError) {
+        let fd = try SoundFileCalls.openRegularFile(path)
         var sfInfo = SF_INFO()
-        do {
-            handle = try SoundFileCalls.open(path: path, operation: .open, info: &sfInfo) { info in
-                sf_open(path, Int32(SFM_READ), &info)
-            }
-        } catch var error {
-            if error.code == .system || error.code == .unrecognisedFormat,
-               let errno = SoundFileCalls.probeReadability(of: path) {
-                error.systemErrno = errno
-                error.message = SoundFileCalls.systemMessage(errno)
-            }
-            throw error
+        // libsndfile owns the descriptor from here (close_desc 1): `sf_close` closes it, and so does
+        // a failed open. (With close_desc 0, libsndfile 1.2.0 still closes it when the open fails,
+        // so closing it here too would close whatever another thread opened under the same number.)
+        handle = try SoundFileCalls.open(path: path, operation: .open, info: &sfInfo) { info in
+            sf_open_fd(fd, Int32(SFM_READ), &info, 1)
         }
         self.path = path
         self.info = SoundFileInfo(sfInfo)

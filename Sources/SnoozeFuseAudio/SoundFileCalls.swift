@@ -85,16 +85,36 @@ enum SoundFileCalls {
         return SoundFileError(operation: operation, path: path, code: code, message: message)
     }
 
-    /// After libsndfile failed to open `path` for reading, asks the operating system whether the file
-    /// itself can be opened, and returns its `errno` if not (a folder counts as `EISDIR`).
-    /// `O_NONBLOCK` keeps a FIFO from blocking the probe.
-    static func probeReadability(of path: String) -> Int32? {
-        let fd = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        if fd < 0 { return errno }
-        defer { _ = Glibc.close(fd) }
+    /// Opens a path the user named for reading without ever blocking: `O_NONBLOCK` (so a FIFO with
+    /// no writer, or a device, cannot hold up the open), then `fstat`, and only a regular file is
+    /// accepted; the non-blocking flag is then cleared (it means nothing for a regular file). The
+    /// caller owns the returned descriptor.
+    ///
+    /// - Throws: ``SoundFileError`` (`.open`, ``SoundFileError/isMissingInput``): the `errno` of a
+    ///   failed `open`, or the kind of file the path is when it is not a regular one.
+    static func openRegularFile(_ path: String) throws(SoundFileError) -> Int32 {
+        var fd: Int32
+        repeat { fd = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC) } while fd < 0 && errno == EINTR
+        if fd < 0 {
+            let code = errno
+            throw SoundFileError(operation: .open, path: path, code: .system, message: systemMessage(code), systemErrno: code)
+        }
         var status = stat()
-        if fstat(fd, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR { return EISDIR }
-        return nil
+        if fstat(fd, &status) != 0 {
+            let code = errno
+            _ = Glibc.close(fd)
+            throw SoundFileError(operation: .open, path: path, code: .system, message: systemMessage(code), systemErrno: code)
+        }
+        let type = SoundFileError.FileType(mode: status.st_mode)
+        guard type == .regular else {
+            _ = Glibc.close(fd)
+            throw SoundFileError(operation: .open, path: path, code: .system,
+                                 message: "it is \(type.withArticle), not a regular file",
+                                 systemErrno: type == .directory ? EISDIR : nil, fileType: type)
+        }
+        let flags = fcntl(fd, F_GETFL)
+        if flags >= 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
+        return fd
     }
 
     static func systemMessage(_ code: Int32) -> String {

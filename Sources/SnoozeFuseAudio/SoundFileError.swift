@@ -56,6 +56,49 @@ public struct SoundFileError: Error, CustomStringConvertible, CustomDebugStringC
         }
     }
 
+    /// What a path names, from `fstat`: sounds are read only from regular files, because opening or
+    /// reading anything else (a FIFO without a writer, a terminal, `/dev/zero`) can wait or run for ever.
+    public enum FileType: String, Sendable, Hashable, CustomStringConvertible {
+        case regular
+        case directory
+        case fifo
+        case characterDevice
+        case blockDevice
+        case socket
+        case symbolicLink
+        case unknown
+
+        /// The type of `mode` (`st_mode`).
+        public init(mode: UInt32) {
+            switch mode & S_IFMT {
+            case S_IFREG: self = .regular
+            case S_IFDIR: self = .directory
+            case S_IFIFO: self = .fifo
+            case S_IFCHR: self = .characterDevice
+            case S_IFBLK: self = .blockDevice
+            case S_IFSOCK: self = .socket
+            case S_IFLNK: self = .symbolicLink
+            default: self = .unknown
+            }
+        }
+
+        public var description: String {
+            switch self {
+            case .regular: "regular file"
+            case .directory: "folder"
+            case .fifo: "FIFO (named pipe)"
+            case .characterDevice: "character device"
+            case .blockDevice: "block device"
+            case .socket: "socket"
+            case .symbolicLink: "symbolic link"
+            case .unknown: "special file"
+            }
+        }
+
+        /// `a folder`, `a FIFO (named pipe)` ….
+        public var withArticle: String { "a \(description)" }
+    }
+
     /// What was being done.
     public var operation: Operation
     /// The file's path, or the name given to an in-memory source.
@@ -70,6 +113,8 @@ public struct SoundFileError: Error, CustomStringConvertible, CustomDebugStringC
     public var systemErrno: Int32?
     /// An error thrown by a ``SoundFileByteSource`` while libsndfile was reading from it.
     public var underlyingError: (any Error)?
+    /// What the path is when it was refused for not being a regular file (a folder, a FIFO, a device).
+    public var fileType: FileType?
 
     public init(
         operation: Operation,
@@ -78,7 +123,8 @@ public struct SoundFileError: Error, CustomStringConvertible, CustomDebugStringC
         message: String,
         parseLog: String = "",
         systemErrno: Int32? = nil,
-        underlyingError: (any Error)? = nil
+        underlyingError: (any Error)? = nil,
+        fileType: FileType? = nil
     ) {
         self.operation = operation
         self.path = path
@@ -87,12 +133,13 @@ public struct SoundFileError: Error, CustomStringConvertible, CustomDebugStringC
         self.parseLog = parseLog
         self.systemErrno = systemErrno
         self.underlyingError = underlyingError
+        self.fileType = fileType
     }
 
-    /// The input does not exist or cannot be opened for reading (no such file, a folder, no
-    /// permission): the command line exits with 66 (`EX_NOINPUT`).
+    /// The input does not exist, cannot be opened for reading (no such file, no permission) or is
+    /// not a regular file (a folder, a FIFO, a device): the command line exits with 66 (`EX_NOINPUT`).
     public var isMissingInput: Bool {
-        operation == .open && systemErrno != nil
+        operation == .open && (systemErrno != nil || fileType != nil)
     }
 
     /// The input exists but is not sound libsndfile can decode: empty, truncated headers, not audio,
@@ -112,7 +159,8 @@ public struct SoundFileError: Error, CustomStringConvertible, CustomDebugStringC
         if let underlyingError {
             text += " (the byte source failed: \(underlyingError))"
         }
-        if code != .noError {
+        // The operating system's refusals (our own open and fstat) are not libsndfile's.
+        if code != .noError && !(operation == .open && (systemErrno != nil || fileType != nil)) {
             text += " [libsndfile error \(code.rawValue)]"
         }
         text += ". " + advice
@@ -137,6 +185,9 @@ public struct SoundFileError: Error, CustomStringConvertible, CustomDebugStringC
     }
 
     private var advice: String {
+        if let fileType, operation == .open, fileType != .directory {
+            return "Reading \(fileType.withArticle) could wait or run for ever, so it is refused; give the path of a sound file."
+        }
         if let systemErrno, operation == .open {
             switch systemErrno {
             case ENOENT, ENOTDIR: return "Check the path: there is no such file."

@@ -567,14 +567,9 @@ struct CAFParser<Source: CAFByteSource> {
             return
         }
         guard let bytes = read(at: chunk.bodyOffset, count: Int(chunk.bodySize)) else { return }
-        var reader = CAFFieldReader(bytes)
-        guard let declared = reader.u32() else { return }
-        var found: UInt32 = 0
-        while found < declared, let key = reader.cString(), let value = reader.cString() {
-            info.append(CAFInfoEntry(key: String(decoding: key, as: UTF8.self),
-                                     value: String(decoding: value, as: UTF8.self)))
-            found += 1
-        }
+        guard let (entries, declared) = CAFInfoChunk.decode(body: bytes) else { return }
+        info += entries
+        let found = UInt32(entries.count)
         if found != declared {
             warning(.infoEntryCountMismatch, at: chunk.bodyOffset,
                     "the 'info' chunk declares \(declared) entries but holds \(found) complete key/value pairs")

@@ -1,7 +1,6 @@
 import Foundation
 public import SnoozeFuseAudio
 import SnoozeFuseSoundLibrary
-import SnoozeFuseStore
 
 /// Why a nap or a preview cannot start, with the lines that say so (each naming the file, device
 /// or plugin, and what to do) and the kind of problem (the CLI's exit status).
@@ -48,7 +47,7 @@ public enum AlarmSoundChoice {
         if let builtIns, let path = builtIns.path(named: name) {
             return .file(path: path)
         }
-        if argument != nil, let path = importedSoundPath(named: name) {
+        if argument != nil, let path = try importedSoundPath(named: name) {
             return .file(path: path)
         }
         guard let argument else {
@@ -59,7 +58,7 @@ public enum AlarmSoundChoice {
         }
         let known = builtIns?.names ?? []
         let list = known.isEmpty ? "no built-in sounds are installed" : "built-in sounds: \(known.joined(separator: ", "))"
-        throw NapSetupError(.missingInput, ["no built-in sound named \"\(argument)\" (\(list)); for a file in this folder, write ./\(argument)."])
+        throw NapSetupError(.missingInput, ["no sound named \"\(argument)\" (\(list); `snoozefuse sounds list` shows your imported ones); for a file in this folder, write ./\(argument)."])
     }
 
     /// Checks, before anything starts, that `sound` opens and decodes (exit 66 when missing, 65 when
@@ -94,10 +93,14 @@ public enum AlarmSoundChoice {
         return String(Int(value.rounded()))
     }
 
-    /// The file of an imported sound called `name`, for `--sound NAME` (nil when there is none or the
-    /// library cannot be opened).
-    static func importedSoundPath(named name: String) -> String? {
-        guard let paths = try? StorePaths(), let library = try? SoundLibrary(paths: paths, builtIns: [:]) else { return nil }
-        return (try? library.path(named: name)) ?? nil
+    /// The file of an imported sound called `name`, for `--sound NAME` (nil when there is none).
+    /// Never waits on another process; an index that cannot be read is reported with its cause (exit
+    /// 78), since the sound may be there.
+    static func importedSoundPath(named name: String) throws(NapSetupError) -> String? {
+        do {
+            return try SoundLibrary.importedSoundPath(named: name)
+        } catch {
+            throw NapSetupError(error.kind == .storage ? .badConfiguration : .missingInput, [error.message])
+        }
     }
 }

@@ -8,9 +8,12 @@ final class OpenInputFile {
     let fileDescriptor: Int32
     let byteCount: Int64
 
-    /// Opens `path` for reading; a missing, unreadable or non-regular file is ``SoundLibraryError/Kind/missingInput``.
+    /// Opens `path` for reading without blocking (`O_NONBLOCK`: a FIFO or a device cannot hold up
+    /// the open); a missing or unreadable file, or anything but a regular file (a folder, a FIFO, a
+    /// device), is ``SoundLibraryError/Kind/missingInput``.
     init(path: String) throws(SoundLibraryError) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        var fd: Int32
+        repeat { fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) } while fd < 0 && errno == EINTR
         if fd < 0 {
             let code = errno
             throw SoundLibraryError(.missingInput, "Cannot open '\(path)': \(String(cString: strerror(code))). Check the path and its permissions.")
@@ -18,7 +21,8 @@ final class OpenInputFile {
         var status = stat()
         guard fstat(fd, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
             close(fd)
-            throw SoundLibraryError(.missingInput, "Cannot open '\(path)': it is not a regular file. Give the path of a sound file.")
+            let type = SoundFileError.FileType(mode: status.st_mode)
+            throw SoundLibraryError(.missingInput, "Cannot open '\(path)': it is \(type.withArticle), not a regular file; reading it could wait or run for ever, so it is refused. Give the path of a sound file.")
         }
         self.path = path
         fileDescriptor = fd
@@ -29,16 +33,11 @@ final class OpenInputFile {
 
     /// Reads up to `buffer.count` bytes at `offset` (retrying interrupted and short reads).
     func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(SoundLibraryError) -> Int {
-        var done = 0
-        while done < buffer.count {
-            let count = pread(fileDescriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
-            if count < 0 {
-                if errno == EINTR { continue }
-                let code = errno
-                throw SoundLibraryError(.badData, "Cannot read '\(path)' at byte \(offset + Int64(done)): \(String(cString: strerror(code))).")
-            }
-            if count == 0 { break }
-            done += count
+        let (done, failure) = transferAll(buffer.count, at: offset) { done, position in
+            pread(fileDescriptor, buffer.baseAddress! + done, buffer.count - done, position)
+        }
+        if let failure {
+            throw SoundLibraryError(.badData, "Cannot read '\(path)' at byte \(offset + Int64(done)): \(String(cString: strerror(failure))).")
         }
         return done
     }
@@ -50,6 +49,23 @@ final class OpenInputFile {
         let got = try read(at: offset, into: buffer)
         return Array(buffer.prefix(got))
     }
+}
+
+/// Repeats a positioned read or write (`pread`, `pwrite`) until `count` bytes are done, retrying
+/// `EINTR`; stops early when a call moves no bytes (the end of the file). Returns the bytes done and
+/// the `errno` of a call that failed.
+func transferAll(_ count: Int, at offset: Int64, _ call: (_ done: Int, _ position: off_t) -> Int) -> (done: Int, errno: Int32?) {
+    var done = 0
+    while done < count {
+        let moved = call(done, off_t(offset) + off_t(done))
+        if moved < 0 {
+            if errno == EINTR { continue }
+            return (done, errno)
+        }
+        if moved == 0 { break }
+        done += moved
+    }
+    return (done, nil)
 }
 
 /// The CAF inspector's view of an open file: positioned reads, so only headers are read.

@@ -1,3 +1,4 @@
+import Foundation
 public import SnoozeFuseAudio
 
 /// The encoding an imported sound is stored in (always CAF, which libsndfile and Apple's tools read).
@@ -62,6 +63,8 @@ enum SoundCopy {
     struct Result {
         var frames: Int64
         var sha256: String
+        /// The decoding error that ended the copy early (after at least one block), if one did.
+        var decodingStopped: SoundFileError?
     }
 
     /// `flushDescriptor`: a descriptor of the file being written, for early writeback.
@@ -76,23 +79,24 @@ enum SoundCopy {
             throw SoundLibraryError(.storage, error.description)
         }
         let hasher = try HashingThread(sampleType: encoding.sampleType, sampleRate: info.sampleRate, channels: info.channels)
+        let stopped: SoundFileError?
         do throws(SoundFileError) {
             switch encoding.sampleType {
             case "s16":
-                try pump(Int16.zero, &input, &writer, hasher, flushDescriptor, { (f, b) throws(SoundFileError) in try f.read(into: b) }, { (w, b) throws(SoundFileError) in try w.write(b) })
+                stopped = try pump(Int16.zero, &input, &writer, hasher, flushDescriptor, { (f, b) throws(SoundFileError) in try f.read(into: b) }, { (w, b) throws(SoundFileError) in try w.write(b) })
             case "s32":
-                try pump(Int32.zero, &input, &writer, hasher, flushDescriptor, { (f, b) throws(SoundFileError) in try f.read(into: b) }, { (w, b) throws(SoundFileError) in try w.write(b) })
+                stopped = try pump(Int32.zero, &input, &writer, hasher, flushDescriptor, { (f, b) throws(SoundFileError) in try f.read(into: b) }, { (w, b) throws(SoundFileError) in try w.write(b) })
             case "f64":
-                try pump(Double.zero, &input, &writer, hasher, flushDescriptor, { (f, b) throws(SoundFileError) in try f.read(into: b) }, { (w, b) throws(SoundFileError) in try w.write(b) })
+                stopped = try pump(Double.zero, &input, &writer, hasher, flushDescriptor, { (f, b) throws(SoundFileError) in try f.read(into: b) }, { (w, b) throws(SoundFileError) in try w.write(b) })
             default:
-                try pump(Float.zero, &input, &writer, hasher, flushDescriptor, { (f, b) throws(SoundFileError) in try f.read(into: b) }, { (w, b) throws(SoundFileError) in try w.write(b) })
+                stopped = try pump(Float.zero, &input, &writer, hasher, flushDescriptor, { (f, b) throws(SoundFileError) in try f.read(into: b) }, { (w, b) throws(SoundFileError) in try w.write(b) })
             }
         } catch {
             throw SoundLibraryError(error.isBadData ? .badData : .storage, error.description)
         }
         let frames = writer.framesWritten
         do { try writer.close() } catch { throw SoundLibraryError(.storage, error.description) }
-        return Result(frames: frames, sha256: hasher.digest())
+        return Result(frames: frames, sha256: hasher.digest(), decodingStopped: stopped)
     }
 
     private static func pump<Sample>(
@@ -103,7 +107,7 @@ enum SoundCopy {
         _ flushDescriptor: Int32?,
         _ read: (inout SoundFile, UnsafeMutableBufferPointer<Sample>) throws(SoundFileError) -> Int,
         _ write: (inout SoundFileWriter, UnsafeBufferPointer<Sample>) throws(SoundFileError) -> Void
-    ) throws(SoundFileError) {
+    ) throws(SoundFileError) -> SoundFileError? {
         let channels = input.info.channels
         let blockSamples = framesPerBlock * channels
         let storage = UnsafeMutableBufferPointer<Sample>.allocate(capacity: blockSamples * slots)
@@ -114,11 +118,20 @@ enum SoundCopy {
         defer { hasher.finish() }
         var slot = 0
         var unflushed: Int64 = 0
+        var written: Int64 = 0
         while true {
             hasher.waitForFreeSlot()
             let block = UnsafeMutableBufferPointer(rebasing: storage[(slot * blockSamples)..<((slot + 1) * blockSamples)])
-            let frames = try read(&input, block)
-            if frames == 0 { break }
+            let frames: Int
+            do {
+                frames = try read(&input, block)
+            } catch where written > 0 && error.operation == .read {
+                // Decoding failed after some audio (a file cut short, a damaged stream): the copy
+                // holds what decoded; the caller compares it with the frames declared.
+                return error
+            }
+            if frames == 0 { return nil }
+            written += Int64(frames)
             let filled = UnsafeBufferPointer(rebasing: block[0..<(frames * channels)])
             try write(&writer, filled)
             hasher.hash(UnsafeRawBufferPointer(filled))
@@ -129,5 +142,37 @@ enum SoundCopy {
                 unflushed = 0
             }
         }
+    }
+}
+
+/// A decode that ended before the frames the file declares: a file cut short (a download stopped,
+/// `head -c`) or a stream that stops decoding part way.
+public struct Truncation: Sendable, Equatable, CustomStringConvertible {
+    /// Frames decoded before the end or the error.
+    public var framesRead: Int64
+    /// Frames the file's header declares (what libsndfile reports).
+    public var framesDeclared: Int64
+    public var sampleRate: Int
+    /// The decoder's message when an error ended the decode (not a plain early end).
+    public var decoderMessage: String?
+
+    /// `truncated: read N of M frames (0.56 of 5.00 s; the decoder stopped: …)`.
+    public var description: String {
+        let rate = Double(max(sampleRate, 1))
+        var text = "truncated: read \(framesRead) of \(framesDeclared) frames ("
+            + String(format: "%.2f of %.2f s", Double(framesRead) / rate, Double(framesDeclared) / rate)
+        if let decoderMessage { text += "; the decoder stopped: \(decoderMessage)" }
+        return text + ")"
+    }
+
+    /// The truncation, if `read` frames fall short of `declared`. libsndfile's frame count for an
+    /// MP3 without a Xing/LAME header is an estimate from the file size (off by a few hundred frames
+    /// of encoder delay and padding), so an MPEG stream is let off 1 % or 4608 frames (four MP3
+    /// frames), whichever is more; every other format must decode every frame it declares.
+    public static func check(read: Int64, declared: Int64, format: SoundFileFormat, sampleRate: Int, stoppedBy error: SoundFileError?) -> Truncation? {
+        guard declared != .max, declared > read else { return nil }
+        let tolerance: Int64 = format.major == .mpeg ? max(4608, declared / 100) : 0
+        guard declared - read > tolerance else { return nil }
+        return Truncation(framesRead: read, framesDeclared: declared, sampleRate: sampleRate, decoderMessage: error?.message)
     }
 }

@@ -98,14 +98,14 @@ extension SoundLibrary {
 
     /// `fsync` the temporary file, rename it over `output`, `fsync` the folder.
     private func finish(_ temporary: String, as output: String) throws(SoundLibraryError) {
-        let fd = open(temporary, O_RDONLY | O_CLOEXEC)
+        let fd = Glibc.open(temporary, O_RDONLY | O_CLOEXEC)
         if fd >= 0 { fsync(fd); close(fd) }
         guard Glibc.rename(temporary, output) == 0 else {
             let code = errno
             throw SoundLibraryError(.storage, "Cannot write '\(output)': \(String(cString: strerror(code))). Check that the folder exists and is writable.")
         }
         let folder = URL(fileURLWithPath: output).deletingLastPathComponent().path
-        let folderFD = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let folderFD = Glibc.open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if folderFD >= 0 { fsync(folderFD); close(folderFD) }
     }
 }

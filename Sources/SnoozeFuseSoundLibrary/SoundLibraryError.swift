@@ -39,7 +39,9 @@ public struct SoundLibraryError: Error, Sendable, CustomStringConvertible {
         switch error.kind {
         case .notFound: self.init(.notFound, error.description)
         case .nameTaken: self.init(.refused, error.description)
-        case .badConfiguration, .fileSystem, .database: self.init(.storage, error.description)
+        case .damaged:
+            self.init(.storage, "\(error.subject): the sound index is damaged: \(error.message). Your sounds are safe: each sound file holds its own name, and `snoozefuse sounds list` moves the damaged index aside (it is kept, never deleted) and rebuilds the index from the files.")
+        case .badConfiguration, .fileSystem, .database, .busy: self.init(.storage, error.description)
         }
     }
 }

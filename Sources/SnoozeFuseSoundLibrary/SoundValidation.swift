@@ -16,17 +16,31 @@ public struct SoundValidation: Sendable {
     public var repairs: [String]
     /// Why iOS would refuse it as a notification sound (empty: it would accept it).
     public var notificationProblems: [String]
+    /// Frames that decoded, reading the whole file (nil when it does not open).
+    public var framesDecoded: Int64?
+    /// Set when fewer frames decoded than the file declares.
+    public var truncation: Truncation?
 
     /// Validates the file at `path`. Throws only when the file is missing or unreadable (66).
     public static func validate(path: String) throws(SoundLibraryError) -> SoundValidation {
         var validation = SoundValidation(path: path, importable: false, repairs: [], notificationProblems: [])
         do {
-            let input = try SoundInput(path: path)
+            var input = try SoundInput(path: path)
+            let info = input.file.info
             validation.cafReport = input.report
-            validation.info = input.file.info
+            validation.info = info
             validation.repairs = input.repairs
-            validation.importable = input.file.info.frames > 0
-            if !validation.importable { validation.problem = "libsndfile finds no audio frames in it" }
+            // Decode it all: a header can promise frames the file no longer holds.
+            let decoded = try decodeAll(&input.file)
+            validation.framesDecoded = decoded.frames
+            validation.truncation = Truncation.check(read: decoded.frames, declared: info.frames, format: info.format,
+                                                     sampleRate: info.sampleRate, stoppedBy: decoded.stoppedBy)
+            validation.importable = info.frames > 0 && decoded.frames > 0 && validation.truncation == nil
+            if let truncation = validation.truncation {
+                validation.problem = "\(truncation)" + (decoded.frames > 0 ? "; `sounds import --accept-truncated` imports the part that decodes" : "")
+            } else if !validation.importable {
+                validation.problem = "libsndfile finds no audio frames in it"
+            }
         } catch where error.kind == .badData {
             validation.problem = error.message
             // A CAF file that failed still gets its report.
@@ -43,6 +57,22 @@ public struct SoundValidation: Sendable {
             validation.notificationProblems = ["libsndfile cannot decode it"]
         }
         return validation
+    }
+
+    /// Reads every frame; a decoding error after the first frames ends the count (and is returned).
+    static func decodeAll(_ file: inout SoundFile) throws(SoundLibraryError) -> (frames: Int64, stoppedBy: SoundFileError?) {
+        var buffer = [Float](repeating: 0, count: 16_384 * max(file.info.channels, 1))
+        var frames: Int64 = 0
+        while true {
+            do {
+                let count = try buffer.withUnsafeMutableBufferPointer { pointer throws(SoundFileError) in try file.read(into: pointer) }
+                if count == 0 { return (frames, nil) }
+                frames += Int64(count)
+            } catch {
+                if frames > 0 { return (frames, error) }
+                throw SoundLibraryError(error)
+            }
+        }
     }
 
     /// iOS plays notification sounds in CAF, AIFF or WAV holding linear PCM, IMA4, µ-law or a-law,

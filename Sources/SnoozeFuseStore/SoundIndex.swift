@@ -1,5 +1,6 @@
 public import Foundation
 import GRDB
+import Glibc
 
 /// One imported sound as the index records it.
 public struct StoredSound: Sendable, Hashable {
@@ -43,22 +44,163 @@ public struct StoredSound: Sendable, Hashable {
 
 /// The SQLite index of imported sounds (`library.sqlite`), through GRDB; callers see only values and
 /// ``StoreError``. The schema is created and upgraded by a migrator, one named migration per change.
+///
+/// The database is in WAL mode (set once, when it is created or first migrated): readers never wait
+/// for a writer, so looking a sound up by name (``openForReading(file:)``) works while another
+/// process imports. The index is a cache of what the sound files say about themselves (each stored
+/// file carries its name and metadata; see the sound library): a missing, empty or damaged index
+/// can always be rebuilt from the files.
 public final class SoundIndex: Sendable {
     public let path: String
     private let queue: DatabaseQueue
 
-    /// Opens (creating, mode 0600) the index at `file`, in a folder that exists, and migrates it.
-    public init(file: URL) throws(StoreError) {
+    /// What ``init(file:movingDamagedAside:)`` found at the index's path.
+    public enum Condition: Sendable, Equatable {
+        /// A usable index was there.
+        case existing
+        /// There was no file; a new, empty index was created.
+        case missing
+        /// The file was empty (0 bytes); it was made a new, empty index.
+        case empty
+        /// The file was not a usable index (`reason`); it was renamed to `movedTo` (kept, never
+        /// overwritten) and a new, empty index was created in its place.
+        case damaged(reason: String, movedTo: String)
+    }
+
+    /// What opening found (always ``Condition/existing`` for a reader).
+    public let condition: Condition
+
+    /// How long a writer waits for another process's SQLite write lock.
+    static let writerBusyTimeout: TimeInterval = 5
+    /// How long a reader waits: in WAL mode readers are not blocked by writers, so this covers only
+    /// an index still in the previous release's rollback-journal mode, or a checkpoint's recovery.
+    static let readerBusyTimeout: TimeInterval = 1
+
+    /// Opens the index at `file` for reading and writing: creates it (mode 0600) if it is missing,
+    /// migrates it, and puts it in WAL mode. A file that is not a usable index is moved aside (renamed
+    /// `library.sqlite.damaged-<UTC time>`, with its `-wal`/`-shm` files; never overwritten) and a new
+    /// index is made, when `movingDamagedAside` (the caller holds the sounds folder's lock, so no
+    /// other process is doing the same); otherwise it is a ``StoreError/Kind/damaged`` error.
+    public init(file: URL, movingDamagedAside: Bool, now: Date = Date()) throws(StoreError) {
         path = file.path
-        try PrivateFiles.ensurePrivateFile(file)
+        var condition = Condition.existing
+        var status = stat()
+        if lstat(file.path, &status) != 0 {
+            condition = .missing
+        } else if (status.st_mode & S_IFMT) == S_IFREG && status.st_size == 0 {
+            condition = .empty
+        }
+        try PrivateFiles.ensurePrivateFile(file, what: "sound index")
+        do {
+            queue = try Self.openWriter(file.path)
+        } catch where error.kind == .damaged && movingDamagedAside {
+            let movedTo = try Self.moveAside(file, now: now)
+            condition = .damaged(reason: error.message, movedTo: movedTo)
+            try PrivateFiles.ensurePrivateFile(file, what: "sound index")
+            queue = try Self.openWriter(file.path)
+        }
+        self.condition = condition
+    }
+
+    private init(path: String, queue: DatabaseQueue) {
+        self.path = path
+        self.queue = queue
+        condition = .existing
+    }
+
+    /// Opens the index at `file` read-only, for look-ups: never creates, migrates, moves or writes
+    /// anything, takes no lock of the sounds folder, and waits for SQLite's locks at most
+    /// ``readerBusyTimeout``. Returns nil when there is no index yet (no file, or an empty one).
+    ///
+    /// - Throws: ``StoreError/Kind/damaged`` (not a usable index), ``StoreError/Kind/busy``,
+    ///   ``StoreError/Kind/fileSystem(errno:)`` (cannot be read).
+    public static func openForReading(file: URL) throws(StoreError) -> SoundIndex? {
+        var status = stat()
+        if stat(file.path, &status) != 0 {
+            if errno == ENOENT { return nil }
+            throw PrivateFiles.fileError(errno, file.path, "cannot read the sound index")
+        }
+        guard (status.st_mode & S_IFMT) == S_IFREG else {
+            throw StoreError(.damaged, subject: file.path, message: "the sound index is not a regular file")
+        }
+        if status.st_size == 0 { return nil }
         do {
             var configuration = Configuration()
-            configuration.busyMode = .timeout(10)
-            configuration.label = "snoozefuse.sounds"
-            queue = try DatabaseQueue(path: file.path, configuration: configuration)
-            try Self.migrator.migrate(queue)
+            configuration.readonly = true
+            configuration.busyMode = .timeout(readerBusyTimeout)
+            configuration.label = "snoozefuse.sounds.reader"
+            let queue = try DatabaseQueue(path: file.path, configuration: configuration)
+            let index = SoundIndex(path: file.path, queue: queue)
+            try index.read("cannot read the sound index") { db in try checkSchema(db, path: file.path) }
+            return index
+        } catch let error as StoreError {
+            throw error
         } catch {
-            throw Self.failure(error, path: file.path, "cannot open the sound index; if it is damaged, move it away and import the sounds again")
+            throw failure(error, path: file.path, "cannot open the sound index")
+        }
+    }
+
+    private static func openWriter(_ path: String) throws(StoreError) -> DatabaseQueue {
+        do {
+            var configuration = Configuration()
+            configuration.busyMode = .timeout(writerBusyTimeout)
+            configuration.label = "snoozefuse.sounds"
+            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            try migrator.migrate(queue)
+            try queue.read { db in
+                try checkSchema(db, path: path)
+                let check = try String.fetchAll(db, sql: "PRAGMA quick_check")
+                if check != ["ok"] {
+                    throw StoreError(.damaged, subject: path, message: "SQLite's integrity check failed: \(check.prefix(3).joined(separator: "; "))")
+                }
+            }
+            // WAL (persistent, so this runs once per database): readers never wait for a writer.
+            if try queue.read({ db in try String.fetchOne(db, sql: "PRAGMA journal_mode") }) != "wal" {
+                // Another connection in rollback mode makes the switch fail with SQLITE_BUSY; the
+                // next open tries again.
+                _ = try? queue.writeWithoutTransaction { db in try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") }
+            }
+            return queue
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw failure(error, path: path, "cannot open the sound index")
+        }
+    }
+
+    /// Fails unless the `sounds` table has every column this version reads.
+    private static func checkSchema(_ db: Database, path: String) throws {
+        do {
+            _ = try Row.fetchAll(db, sql: """
+                SELECT name, originalFileName, frames, sampleRate, channels, durationSeconds, format,
+                       sourceFormat, sha256, importedAt, storedFileName FROM sounds LIMIT 0
+                """)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_ERROR {
+            throw StoreError(.damaged, subject: path, message: "it has no table of sounds this version can read (\(error.message ?? "\(error)"))")
+        }
+    }
+
+    /// Renames the damaged index (and its `-wal`/`-shm` files) to `<name>.damaged-<UTC time>`,
+    /// never replacing a file, and returns the new path.
+    private static func moveAside(_ file: URL, now: Date) throws(StoreError) -> String {
+        let stamp = now.formatted(Date.ISO8601FormatStyle(dateSeparator: .omitted, timeSeparator: .omitted))
+        var attempt = 1
+        while true {
+            let target = file.path + ".damaged-" + stamp + (attempt == 1 ? "" : "-\(attempt)")
+            // link + unlink: atomic, and fails (EEXIST) instead of replacing an existing file.
+            if link(file.path, target) == 0 {
+                for suffix in ["-wal", "-shm"] where PrivateFiles.exists(file.path + suffix) {
+                    if link(file.path + suffix, target + suffix) == 0 { unlink(file.path + suffix) }
+                }
+                if unlink(file.path) != 0 {
+                    throw PrivateFiles.fileError(errno, file.path, "moved a copy of the damaged sound index to \(target) but cannot remove it from its place")
+                }
+                return target
+            }
+            if errno != EEXIST || attempt > 100 {
+                throw PrivateFiles.fileError(errno, file.path, "the sound index is damaged and cannot be moved aside to \(target); nothing was changed")
+            }
+            attempt += 1
         }
     }
 
@@ -89,6 +231,13 @@ public final class SoundIndex: Sendable {
     public func all() throws(StoreError) -> [StoredSound] {
         try read("cannot read the sound index") { db in
             try Row.fetchAll(db, sql: "SELECT * FROM sounds ORDER BY name COLLATE NOCASE").map(Self.sound)
+        }
+    }
+
+    /// The stored file names every row points to.
+    public func storedFileNames() throws(StoreError) -> Set<String> {
+        try read("cannot read the sound index") { db in
+            Set(try String.fetchAll(db, sql: "SELECT storedFileName FROM sounds"))
         }
     }
 
@@ -161,8 +310,27 @@ public final class SoundIndex: Sendable {
         do { return try queue.write(body) } catch { throw Self.failure(error, path: path, what) }
     }
 
+    /// A GRDB or SQLite error as a ``StoreError`` that names its real cause.
     private static func failure(_ error: any Error, path: String, _ what: String) -> StoreError {
-        StoreError(.database, subject: path, message: "\(what): \(error)")
+        if let error = error as? StoreError { return StoreError(error.kind, subject: path, message: error.message) }
+        guard let error = error as? DatabaseError else {
+            return StoreError(.database, subject: path, message: "\(what): \(error)")
+        }
+        let detail = error.message ?? "\(error.resultCode)"
+        switch error.resultCode {
+        case .SQLITE_NOTADB:
+            return StoreError(.damaged, subject: path, message: "it is not an SQLite database (\(detail))")
+        case .SQLITE_CORRUPT:
+            return StoreError(.damaged, subject: path, message: "the SQLite database is corrupt (\(detail))")
+        case .SQLITE_BUSY, .SQLITE_LOCKED:
+            return StoreError(.busy, subject: path, message: "\(what): another process holds the sound index's lock (\(detail)); try again when it is done")
+        case .SQLITE_READONLY:
+            return StoreError(.fileSystem(errno: EACCES), subject: path, message: "\(what): the sound index or its folder is read-only (\(detail)); make both writable for your user (chmod u+w)")
+        case .SQLITE_FULL:
+            return StoreError(.fileSystem(errno: ENOSPC), subject: path, message: "\(what): the disk is full (\(detail))")
+        default:
+            return StoreError(.database, subject: path, message: "\(what): \(error)")
+        }
     }
 
     private static func sound(_ row: Row) -> StoredSound {

@@ -10,36 +10,81 @@ import Glibc
 ///    name, `fsync`s the folder, and only then adds the index row.
 /// 3. Removal deletes the index row first, then the file.
 ///
-/// So a crash leaves at most a temporary file nobody holds, or a final file without a row (a crash
-/// between rename and insert, or between delete and unlink). ``removeStaleFiles(keeping:)``, run
-/// with the folder's lock held when the library opens, deletes both; a temporary file whose writer
-/// is still running is locked and left alone.
+/// So a crash leaves at most a temporary file nobody holds, or a stored file without a row (a crash
+/// between rename and insert, or between delete and unlink). Only the first is ever deleted
+/// (``removeDeadTemporaryFiles()``, with the folder's lock held); a temporary file whose writer is
+/// still running is locked and left alone. A stored file the index does not list is never deleted:
+/// it carries its own name and metadata, and the sound library adopts it back into the index.
 public struct SoundsFolder: Sendable {
     public let url: URL
 
     static let temporaryPrefix = ".import-"
     static let temporarySuffix = ".tmp"
     static let lockName = ".lock"
+    /// The extension of stored sound files.
+    public static let storedExtension = "caf"
 
-    /// Uses (and creates, mode 0700) `url`.
+    /// How long ``withLock(_:)`` waits for another process to let go of the folder.
+    public static let lockWait: Duration = .seconds(10)
+
+    /// Uses (and creates, mode 0700) `url`; an existing folder must be writable.
     public init(url: URL) throws(StoreError) {
         self.url = url
         try PrivateFiles.ensureFolder(url)
     }
 
+    /// Uses `url` as it is, for reading only: nothing is created or checked.
+    public init(readingAt url: URL) {
+        self.url = url
+    }
+
     public func path(of storedFileName: String) -> String { url.appendingPathComponent(storedFileName).path }
 
-    /// Runs `body` holding the folder's exclusive lock (blocking until other processes let go).
+    /// Whether the folder holds an entry called `storedFileName` (of any kind).
+    public func contains(_ storedFileName: String) -> Bool { PrivateFiles.exists(path(of: storedFileName)) }
+
+    /// Runs `body` holding the folder's exclusive lock, waiting at most ``lockWait`` for another
+    /// process to let go (then ``StoreError/Kind/busy``).
     public func withLock<R, E: Error>(_ body: () throws(E) -> R) throws(StoreError) -> Result<R, E> {
-        let lockPath = url.appendingPathComponent(Self.lockName).path
-        let fd = open(lockPath, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
-        if fd < 0 { throw PrivateFiles.fileError(errno, lockPath, "cannot open the sounds folder's lock file") }
-        defer { close(fd) }
-        while flock(fd, LOCK_EX) != 0 {
-            if errno != EINTR { throw PrivateFiles.fileError(errno, lockPath, "cannot lock the sounds folder") }
+        let lock = try openLock()
+        defer { close(lock) }
+        let deadline = ContinuousClock.now.advanced(by: Self.lockWait)
+        while !(try tryLock(lock)) {
+            guard ContinuousClock.now < deadline else {
+                throw StoreError(.busy, subject: url.appendingPathComponent(Self.lockName).path,
+                                 message: "another snoozefuse process has held the sounds folder's lock for more than \(Self.lockWait.components.seconds) s (an import still running?); nothing was changed. Try again when it is done")
+            }
+            usleep(20_000)
         }
-        defer { flock(fd, LOCK_UN) }
+        defer { flock(lock, LOCK_UN) }
         do throws(E) { return .success(try body()) } catch { return .failure(error) }
+    }
+
+    /// Runs `body` holding the folder's exclusive lock if no other process holds it; returns nil at
+    /// once, without running `body`, if one does.
+    public func withLockIfFree<R, E: Error>(_ body: () throws(E) -> R) throws(StoreError) -> Result<R, E>? {
+        let lock = try openLock()
+        defer { close(lock) }
+        guard try tryLock(lock) else { return nil }
+        defer { flock(lock, LOCK_UN) }
+        do throws(E) { return .success(try body()) } catch { return .failure(error) }
+    }
+
+    private func openLock() throws(StoreError) -> Int32 {
+        let lockPath = url.appendingPathComponent(Self.lockName).path
+        let fd = open(lockPath, O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        if fd < 0 { throw PrivateFiles.fileError(errno, lockPath, "cannot open the sounds folder's lock file") }
+        return fd
+    }
+
+    /// `flock(LOCK_EX | LOCK_NB)`: true when taken, false when another process holds it.
+    private func tryLock(_ fd: Int32) throws(StoreError) -> Bool {
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            if errno == EINTR { continue }
+            if errno == EWOULDBLOCK { return false }
+            throw PrivateFiles.fileError(errno, url.appendingPathComponent(Self.lockName).path, "cannot lock the sounds folder")
+        }
+        return true
     }
 
     /// A new temporary file in this folder, locked for this process until it is committed or dropped.
@@ -89,10 +134,43 @@ public struct SoundsFolder: Sendable {
         try syncFolder()
     }
 
-    /// Deletes temporary files left by dead imports and stored files the index does not list.
-    /// Call with the folder's lock held. Returns the names it deleted.
+    /// Replaces the stored file `storedFileName` with `file` (a new version of the same sound):
+    /// `fsync` the file, rename it over the old one (atomic: a reader sees the old file or the new
+    /// one, never a mixture), `fsync` the folder. Call with the folder's lock held.
+    public func replace(_ storedFileName: String, with file: TemporaryStoreFile) throws(StoreError) {
+        let target = path(of: storedFileName)
+        if fsync(file.fileDescriptor) != 0 {
+            throw PrivateFiles.fileError(errno, file.path, "cannot flush the new version of the sound file to disk")
+        }
+        if rename(file.path, target) != 0 {
+            throw PrivateFiles.fileError(errno, target, "cannot move the new version of the sound file into place")
+        }
+        file.markCommitted()
+        try syncFolder()
+    }
+
+    /// The stored sound files in the folder (`*.caf`, not hidden), sorted. Empty if the folder does
+    /// not exist.
+    public func storedFileNames() throws(StoreError) -> [String] {
+        guard let directory = opendir(url.path) else {
+            if errno == ENOENT { return [] }
+            throw PrivateFiles.fileError(errno, url.path, "cannot list the sounds folder")
+        }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) { pointer in
+                pointer.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
+            }
+            if !name.hasPrefix("."), name.hasSuffix("." + Self.storedExtension) { names.append(name) }
+        }
+        return names.sorted()
+    }
+
+    /// Deletes the temporary files of imports whose writer is gone (nobody holds their lock), and
+    /// nothing else. Call with the folder's lock held. Returns the names it deleted.
     @discardableResult
-    public func removeStaleFiles(keeping storedFileNames: Set<String>) throws(StoreError) -> [String] {
+    public func removeDeadTemporaryFiles() throws(StoreError) -> [String] {
         let entries: [String]
         do {
             entries = try FileManager.default.contentsOfDirectory(atPath: url.path).sorted()
@@ -100,18 +178,16 @@ public struct SoundsFolder: Sendable {
             throw StoreError(.fileSystem(errno: EIO), subject: url.path, message: "cannot list the sounds folder: \(error)")
         }
         var removed: [String] = []
-        for entry in entries where entry != Self.lockName && !storedFileNames.contains(entry) {
+        for entry in entries where entry.hasPrefix(Self.temporaryPrefix) && entry.hasSuffix(Self.temporarySuffix) {
             let path = url.appendingPathComponent(entry).path
-            if entry.hasPrefix(Self.temporaryPrefix) && entry.hasSuffix(Self.temporarySuffix) {
-                // A live writer holds its lock; a dead one's lock went with its process.
-                let fd = open(path, O_RDONLY | O_CLOEXEC)
-                guard fd >= 0 else { continue }
-                let free = flock(fd, LOCK_EX | LOCK_NB) == 0
-                if free, unlink(path) == 0 { removed.append(entry) }
-                close(fd)
-            } else if entry.hasSuffix(".caf"), !entry.hasPrefix(".") {
-                if unlink(path) == 0 { removed.append(entry) }
-            }
+            // A live writer holds its lock; a dead one's lock went with its process.
+            let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW)
+            guard fd >= 0 else { continue }
+            var status = stat()
+            let regular = fstat(fd, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG
+            let free = regular && flock(fd, LOCK_EX | LOCK_NB) == 0
+            if free, unlink(path) == 0 { removed.append(entry) }
+            close(fd)
         }
         if !removed.isEmpty { try syncFolder() }
         return removed

@@ -7,6 +7,13 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         case fileSystem(errno: Int32)
         /// The SQLite index could not be opened, migrated, read or written.
         case database
+        /// The index is not a usable SQLite database (not SQLite at all, corrupt, or not the sound
+        /// index's schema). ``SoundIndex/openForWriting(file:movingDamagedAsideTo:)`` moves such a
+        /// file aside; a reader reports it.
+        case damaged
+        /// Another process holds a lock this call would have had to wait for (the index's write
+        /// lock, or the sounds folder's lock) longer than it waits.
+        case busy
         /// A name is already used by another sound.
         case nameTaken
         /// No sound has this name.

@@ -46,34 +46,98 @@ public struct StorePaths: Sendable, Hashable {
 
 /// File-system helpers shared by the store's types.
 enum PrivateFiles {
-    /// Creates `folder` and any missing parents with mode 0700; an existing `folder` itself is set to
-    /// 0700 (parents that already exist are left alone: they may be shared, like `~/.local/share`).
+    /// Creates `folder` and any missing parents, each with mode 0700. A folder that exists already
+    /// keeps its mode, whatever it is (the user may have chosen it): it is only checked, and one this
+    /// process cannot write into is reported (`EACCES`/`EROFS`) with the folder's name and the fix.
     static func ensureFolder(_ folder: URL) throws(StoreError) {
-        let path = folder.path
-        var components: [String] = []
+        var missing: [String] = []
         var current = folder.standardizedFileURL
-        while current.path != "/" && !FileManager.default.fileExists(atPath: current.path) {
-            components.append(current.path)
+        while current.path != "/" && !exists(current.path) {
+            missing.append(current.path)
             current.deleteLastPathComponent()
         }
-        for component in components.reversed() where mkdir(component, 0o700) != 0 && errno != EEXIST {
-            throw fileError(errno, component, "cannot create the folder; check the permissions of its parent")
+        for component in missing.reversed() {
+            if mkdir(component, 0o700) != 0 {
+                if errno == EEXIST { continue }
+                throw fileError(errno, component, "cannot create the folder; check the permissions of its parent")
+            }
+            // mkdir applies the umask; a folder created here is private whatever the umask says.
+            if chmod(component, 0o700) != 0 {
+                throw fileError(errno, component, "cannot make the new folder private (mode 0700)")
+            }
         }
-        if chmod(path, 0o700) != 0 {
-            throw fileError(errno, path, "cannot make the folder private (mode 0700)")
+        try checkWritableFolder(folder.path)
+    }
+
+    /// Throws unless `path` is a folder this process can create and delete files in.
+    static func checkWritableFolder(_ path: String) throws(StoreError) {
+        var status = stat()
+        if stat(path, &status) != 0 { throw fileError(errno, path, "cannot use the folder") }
+        guard (status.st_mode & S_IFMT) == S_IFDIR else {
+            throw StoreError(.fileSystem(errno: ENOTDIR), subject: path,
+                             message: "this is not a folder; snoozefuse keeps its sounds and index in a folder here. Move the file away")
+        }
+        if faccessat(AT_FDCWD, path, W_OK | X_OK, AT_EACCESS) != 0 {
+            let code = errno
+            let mode = String(status.st_mode & 0o777, radix: 8)
+            let fix = code == EROFS ? "the file system is mounted read-only; remount it read-write"
+                : "make it writable for your user: chmod u+wx '\(path)'"
+            throw StoreError(.fileSystem(errno: code), subject: path,
+                             message: "the folder is read-only (mode \(mode), \(errnoName(code)): \(reason(code))); snoozefuse cannot store or change sounds there and leaves it as it is (your sounds in it are kept). To fix: \(fix)")
         }
     }
 
-    /// Creates `file` empty with mode 0600 if it does not exist, and sets an existing one to 0600.
-    static func ensurePrivateFile(_ file: URL) throws(StoreError) {
-        let fd = open(file.path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
-        if fd < 0 { throw fileError(errno, file.path, "cannot create the file") }
-        defer { close(fd) }
-        if fchmod(fd, 0o600) != 0 { throw fileError(errno, file.path, "cannot make the file private (mode 0600)") }
+    /// Creates `file` empty with mode 0600 if it does not exist. An existing file keeps its mode; one
+    /// that cannot be opened for writing is reported with the real cause (a read-only file or file
+    /// system, a missing permission).
+    static func ensurePrivateFile(_ file: URL, what: String) throws(StoreError) {
+        let path = file.path
+        var fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
+        if fd < 0 && errno == ENOENT {
+            fd = open(path, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0o600)
+            if fd >= 0, fchmod(fd, 0o600) != 0 {
+                let code = errno
+                close(fd)
+                throw fileError(code, path, "cannot make the new \(what) private (mode 0600)")
+            }
+            if fd < 0 && errno != EEXIST { throw fileError(errno, path, "cannot create the \(what)") }
+            if fd < 0 { fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW) }
+        }
+        if fd < 0 {
+            let code = errno
+            switch code {
+            case EACCES, EPERM, EROFS:
+                let fix = code == EROFS ? "the file system is mounted read-only; remount it read-write"
+                    : "make it writable for your user: chmod u+w '\(path)'"
+                throw StoreError(.fileSystem(errno: code), subject: path,
+                                 message: "the \(what) is read-only (\(errnoName(code)): \(reason(code))); snoozefuse needs to write it to import, rename or remove sounds, and leaves it as it is (your sounds are kept). To fix: \(fix)")
+            default:
+                throw fileError(code, path, "cannot open the \(what) for writing")
+            }
+        }
+        close(fd)
+    }
+
+    static func exists(_ path: String) -> Bool {
+        var status = stat()
+        return lstat(path, &status) == 0
     }
 
     static func fileError(_ code: Int32, _ path: String, _ what: String) -> StoreError {
-        let reason = strerror(code).map { String(cString: $0) } ?? "errno \(code)"
-        return StoreError(.fileSystem(errno: code), subject: path, message: "\(what) (\(reason))")
+        StoreError(.fileSystem(errno: code), subject: path, message: "\(what) (\(errnoName(code)): \(reason(code)))")
+    }
+
+    static func reason(_ code: Int32) -> String {
+        strerror(code).map { String(cString: $0) } ?? "errno \(code)"
+    }
+
+    /// The C constant's name for the common codes (`EACCES`), else `errno N`.
+    static func errnoName(_ code: Int32) -> String {
+        let names: [Int32: String] = [
+            EACCES: "EACCES", EPERM: "EPERM", EROFS: "EROFS", ENOENT: "ENOENT", ENOSPC: "ENOSPC", EEXIST: "EEXIST",
+            ENOTDIR: "ENOTDIR", EISDIR: "EISDIR", EIO: "EIO", EDQUOT: "EDQUOT", ELOOP: "ELOOP", EBUSY: "EBUSY",
+            EWOULDBLOCK: "EWOULDBLOCK", EINTR: "EINTR", EXDEV: "EXDEV", ENAMETOOLONG: "ENAMETOOLONG",
+        ]
+        return names[code] ?? "errno \(code)"
     }
 }

@@ -5,7 +5,7 @@ import SnoozeFuseRuntime
 
 /// The alarm sound flags `nap` and `sounds play` share.
 struct AlarmAudioOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The alarm sound: a built-in's name (beep, chime, rising, digital, gentle; default: beep) or a sound file to loop (WAV, AIFF, CAF, FLAC, Ogg, MP3).", valueName: "name|path"))
+    @Option(help: ArgumentHelp("The alarm sound: a built-in's name (beep, chime, rising, digital, gentle; default: beep), an imported sound's name, or a sound file to loop (WAV, AIFF, CAF, FLAC, Ogg, MP3; a FIFO, folder or device is refused, exit 66).", valueName: "name|path"))
     var sound: String?
 
     @Option(help: ArgumentHelp("Alarm volume, 1–100 (linear amplitude).", valueName: "percent"))
@@ -45,7 +45,9 @@ struct Sounds: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Play a sound as the alarm would (same device chain, volume and fade).",
             discussion: """
-            Exits 66 when the file is missing and 65 when it is not sound libsndfile can decode.
+            Exits 66 when the file is missing or not a regular file (a FIFO, a folder or a device is \
+            refused at once), 65 when it is not sound libsndfile can decode, 78 when a name is not \
+            found and the library's index cannot be read.
             Examples:
               snoozefuse sounds play rooster.wav --duration 5s
               snoozefuse sounds play chime.caf --device file:FILE=preview.wav,FORMAT=wav

@@ -1,33 +1,26 @@
 import ArgumentParser
 import Foundation
-import SnoozeFuseCAF
 import SnoozeFuseRuntime
 import SnoozeFuseSoundLibrary
-import SnoozeFuseStore
 
 // `sounds validate|import|list|remove|rename|export`: parse, call the sound library, print.
 // Data goes to standard output, messages to standard error.
 //
 // Exit statuses: 0 done; 64 refused (a built-in sound would be removed, renamed or overwritten, or a
-// name is taken or empty); 65 not sound that can be decoded or repaired; 66 no such file or sound;
-// 78 the library folder or index cannot be used.
+// name is taken or empty); 65 not sound that can be decoded or repaired, or cut short (truncated);
+// 66 no such file or sound, or a path that is not a regular file; 78 the library folder or index
+// cannot be used (read-only, or an index that cannot be read for a name).
 
-/// Opens the user's library with the built-in sounds that are installed.
+/// Opens the user's library with the built-in sounds that are installed, and says on standard error
+/// what opening it did (an index rebuilt from the sound files, files listed again, leftovers of an
+/// interrupted import removed).
 func openSoundLibrary() throws -> SoundLibrary {
-    do throws(SoundLibraryError) {
-        let paths: StorePaths
-        do { paths = try StorePaths() } catch { throw SoundLibraryError(.storage, error.description) }
-        let builtIns = BuiltInSounds.locate()
-        var named: [String: String] = [:]
-        for name in builtIns?.names ?? [] { named[name] = builtIns?.path(named: name) }
-        let library = try SoundLibrary(paths: paths, builtIns: named)
-        for stale in library.removedStaleFiles {
-            writeLine("snoozefuse: removed \(stale), left behind by an interrupted import or removal", to: STDERR_FILENO)
-        }
-        return library
-    } catch {
-        throw fail(error)
-    }
+    let builtIns = BuiltInSounds.locate()
+    var named: [String: String] = [:]
+    for name in builtIns?.names ?? [] { named[name] = builtIns?.path(named: name) }
+    let sounds = try library { () throws(SoundLibraryError) in try SoundLibrary.open(builtIns: named) }
+    for message in sounds.opening.messages { writeLine("snoozefuse: \(message)", to: STDERR_FILENO) }
+    return sounds
 }
 
 /// Says what went wrong on standard error and returns the exit status for it.
@@ -47,11 +40,10 @@ func library<R>(_ body: () throws(SoundLibraryError) -> R) throws -> R {
     do { return try body() } catch { throw fail(error) }
 }
 
-/// The file of an imported sound called `name`, for `--sound NAME` (nil when there is none or the
-/// library cannot be opened).
-func importedSoundPath(named name: String) -> String? {
-    guard let paths = try? StorePaths(), let library = try? SoundLibrary(paths: paths, builtIns: [:]) else { return nil }
-    return (try? library.path(named: name)) ?? nil
+/// The file of an imported sound called `name`, for `--sound NAME` (nil when there is none). Never
+/// waits on another process; an index that cannot be read is reported and exits 78.
+func importedSoundPath(named name: String) throws -> String? {
+    try library { () throws(SoundLibraryError) in try SoundLibrary.importedSoundPath(named: name) }
 }
 
 func printJSON(_ value: some Encodable) {
@@ -67,8 +59,10 @@ extension Sounds {
         static let configuration = CommandConfiguration(
             abstract: "Check a sound file: for CAF the full chunk report, for other files what libsndfile sees.",
             discussion: """
-            Exits 0 when the file can be imported (with --notification: when iOS would accept it as a \
-            notification sound), 65 when not, 66 when it is missing.
+            Decodes the whole file: one that decodes to fewer frames than it declares (cut short) is \
+            reported as "truncated: read N of M frames". Exits 0 when the file can be imported (with \
+            --notification: when iOS would accept it as a notification sound), 65 when not (a \
+            truncated file included), 66 when it is missing or not a regular file.
             """
         )
 
@@ -104,9 +98,13 @@ extension Sounds {
             abstract: "Import a sound file into your library (stored as CAF; lossless for lossless input).",
             discussion: """
             Reads anything libsndfile reads, plus CAF files it rejects that can be repaired (IMA4, ALAC \
-            written with format flags 0, a data chunk of size -1). The same audio imported twice is \
-            reported, not stored again. Built-in names cannot be used. Exits 65 for undecodable \
-            data, 66 for a missing file, 64 for a refused name.
+            written with format flags 0, a data chunk of size -1). The stored file carries the \
+            sound's name and details inside it (a CAF info chunk), so the library can always be \
+            rebuilt from its files. The same audio imported twice is reported, not stored again. \
+            Built-in names cannot be used. A file that decodes to fewer frames than it declares is \
+            refused ("truncated: read N of M frames") unless --accept-truncated. Exits 65 for \
+            undecodable or truncated data, 66 for a missing file (or a folder, FIFO or device), 64 \
+            for a refused name, 78 when the library cannot be written.
             """
         )
 
@@ -116,10 +114,18 @@ extension Sounds {
         @Option(help: ArgumentHelp("The name to use (default: the file's name without extension). A taken name gets a number: NAME (2).", valueName: "name"))
         var name: String?
 
+        @Flag(name: .customLong("accept-truncated"), help: "Import a file that decodes to fewer frames than it declares: the part that decodes, with a warning.")
+        var acceptTruncated = false
+
         func run() throws {
             let sounds = try openSoundLibrary()
-            let result = try library { () throws(SoundLibraryError) in try sounds.importSound(at: file, name: name) }
+            let result = try library { () throws(SoundLibraryError) in
+                try sounds.importSound(at: file, name: name, acceptTruncated: acceptTruncated)
+            }
             for repair in result.repairs { writeLine("snoozefuse: repaired: \(repair)", to: STDERR_FILENO) }
+            if let truncation = result.truncation {
+                writeLine("snoozefuse: warning: \(file): \(truncation); imported the \(truncation.framesRead) frames that decode (--accept-truncated).", to: STDERR_FILENO)
+            }
             switch result.outcome {
             case .duplicate:
                 writeLine("snoozefuse: \(file) is already in the library as \"\(result.sound.name)\" (same audio); nothing imported.", to: STDERR_FILENO)
@@ -134,7 +140,14 @@ extension Sounds {
     }
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the built-in sounds, then your imported ones.")
+        static let configuration = CommandConfiguration(
+            abstract: "List the built-in sounds, then your imported ones.",
+            discussion: """
+            Also checks the library: sound files the index does not list (after a lost, emptied or \
+            older index) are listed again from the name stored inside each file, a damaged index is \
+            moved aside (kept, never deleted) and rebuilt from the files, and each repair is said on \
+            standard error. No sound file is ever deleted by this check.
+            """)
 
         @Flag(help: "Print the list as JSON on standard output.")
         var json = false
@@ -171,7 +184,8 @@ extension Sounds {
 
     struct Rename: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Rename an imported sound (built-in sounds cannot be renamed or overwritten: exit 64).")
+            abstract: "Rename an imported sound (built-in sounds cannot be renamed or overwritten: exit 64).",
+            discussion: "The new name is written into the sound file too (a new copy, moved into place atomically), then into the index.")
 
         @Argument(help: ArgumentHelp("The sound's name.", valueName: "name"))
         var name: String

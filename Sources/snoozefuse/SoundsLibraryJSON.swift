@@ -1,6 +1,4 @@
 import Foundation
-import SnoozeFuseAudio
-import SnoozeFuseCAF
 import SnoozeFuseSoundLibrary
 
 /// One `sounds list --json` entry.
@@ -89,12 +87,23 @@ struct ValidationJSON: Encodable {
         var notificationReason: String
     }
 
+    struct Truncation: Encodable {
+        var framesRead: Int64
+        var framesDeclared: Int64
+        var decoderMessage: String?
+        var message: String
+    }
+
     var path: String
     var container: String
     var valid: Bool
     var importable: Bool
     var problem: String?
     var libsndfile: Info?
+    /// Frames that decoded, reading the whole file.
+    var framesDecoded: Int64?
+    var truncated: Bool
+    var truncation: Truncation?
     var repairs: [String]
     var notification: Bool
     var notificationProblems: [String]
@@ -109,6 +118,11 @@ struct ValidationJSON: Encodable {
         libsndfile = validation.info.map {
             Info(format: $0.format.description, sampleRate: $0.sampleRate, channels: $0.channels, frames: $0.frames,
                  durationSeconds: Double($0.frames) / Double(max($0.sampleRate, 1)))
+        }
+        framesDecoded = validation.framesDecoded
+        truncated = validation.truncation != nil
+        truncation = validation.truncation.map {
+            Truncation(framesRead: $0.framesRead, framesDeclared: $0.framesDeclared, decoderMessage: $0.decoderMessage, message: $0.description)
         }
         repairs = validation.repairs
         self.notification = notification
@@ -156,6 +170,11 @@ func validationText(_ validation: SoundValidation) -> [String] {
     }
     if let info = validation.info {
         lines.append("  libsndfile sees: \(info)")
+        if let truncation = validation.truncation {
+            lines.append("  \(truncation)")
+        } else if let decoded = validation.framesDecoded {
+            lines.append("  decoded: all \(decoded) frames")
+        }
     } else if validation.cafReport == nil, !validation.notificationProblems.isEmpty {
         lines.append("  iOS notification: \(validation.notificationProblems.joined(separator: "; "))")
     }

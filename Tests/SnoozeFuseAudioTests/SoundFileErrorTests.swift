@@ -25,6 +25,27 @@ import Testing
         #expect(error?.description.contains(folder.url.path) == true)
     }
 
+    /// Opening a FIFO without a writer for reading blocks for ever, and a device never ends: both
+    /// are refused before libsndfile sees them, with what they are (the FIFO would hang this test).
+    @Test func aFIFOAndADeviceAreMissingInputAndSayWhatTheyAre() throws {
+        let folder = try TemporaryFolder()
+        let fifo = folder.path("alarm.wav")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let cases: [(String, SoundFileError.FileType, String)] = [
+            (fifo, .fifo, "it is a FIFO (named pipe), not a regular file"),
+            ("/dev/zero", .characterDevice, "it is a character device, not a regular file"),
+            (folder.url.path, .directory, "it is a folder, not a regular file"),
+        ]
+        for (path, type, message) in cases {
+            let error = #expect(throws: SoundFileError.self) { _ = try SoundFile(readingAtPath: path) }
+            #expect(error?.isMissingInput == true, "\(path)")
+            #expect(error?.isBadData == false, "\(path)")
+            #expect(error?.fileType == type, "\(path)")
+            #expect(error?.description.contains("'\(path)': \(message)") == true, "\(error?.description ?? "")")
+            #expect(error?.description.contains("libsndfile error") == false, "the refusal is not libsndfile's")
+        }
+    }
+
     @Test func anEmptyFileIsBadData() throws {
         let folder = try TemporaryFolder()
         let path = folder.path("empty.wav")

@@ -117,6 +117,24 @@ struct InspectorTests {
         #expect(report.warnings.first?.message == "the 'info' chunk declares 3 entries but holds 2 complete key/value pairs")
     }
 
+    /// An `info` chunk written by `CAFInfoChunk` after a sized `data` chunk (how the sound library
+    /// stores a sound's name) reads back exactly, NUL characters left out, with no issue.
+    @Test func writtenInfoChunkAfterDataReadsBack() {
+        var builder = CAFBuilder.minimalPCM
+        builder.bytes += CAFInfoChunk.encode([
+            CAFInfoEntry(key: "title", value: "Réveil 🐓"),
+            CAFInfoEntry(key: "empty", value: ""),
+            CAFInfoEntry(key: "with\u{0}nul", value: "a\u{0}b"),
+        ])
+        let report = CAFInspector().inspect(builder.bytes)
+        #expect(report.issues.isEmpty)
+        #expect(report.chunks.map(\.type.description) == ["desc", "data", "info"])
+        #expect(report.info == [CAFInfoEntry(key: "title", value: "Réveil 🐓"), CAFInfoEntry(key: "empty", value: ""),
+                                CAFInfoEntry(key: "withnul", value: "ab")])
+        #expect(CAFInfoChunk.body([]) == [0, 0, 0, 0])
+        #expect(Array(CAFInfoChunk.encode([]).prefix(12)) == Array("info".utf8) + [0, 0, 0, 0, 0, 0, 0, 4])
+    }
+
     @Test func channelLayoutIsCheckedAgainstTheDescription() {
         var builder = CAFBuilder.minimalPCM
         var body = CAFBuilder()

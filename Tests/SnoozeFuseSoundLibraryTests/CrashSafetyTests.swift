@@ -72,27 +72,40 @@ struct CrashSafetyTests {
         #expect(try SoundFile(readingAtPath: stored).info.frames == 900 * 44_100)
     }
 
-    /// What a crash can leave (a dead import's temporary file; a stored file whose row was never
-    /// added, or whose row was deleted) is removed when the library opens; the temporary file of
-    /// an import still running (its lock held) and the indexed files are kept.
-    @Test func openingTheLibraryRemovesStaleFilesOnly() throws {
+    /// What a crash can leave: a dead import's temporary file is deleted; the temporary file of an
+    /// import still running (its lock held) is kept; a stored sound whose row is gone (a crash between
+    /// the removal's row delete and its unlink, or an import's rename and insert) is listed again
+    /// from its own metadata; a `.caf` that is not a sound is left as it is and reported. Nothing
+    /// but the dead temporary file is deleted.
+    @Test func openingTheLibraryRemovesDeadTemporaryFilesOnly() throws {
         let scratch = try Scratch()
-        let source = scratch.path("kept.wav")
-        try makeSignal(source, seconds: 0.3)
+        let kept = scratch.path("kept.wav"), orphaned = scratch.path("orphaned.wav")
+        try makeSignal(kept, seconds: 0.3)
+        try makeSignal(orphaned, seconds: 0.4)
         let library = try scratch.library()
-        let kept = try library.importSound(at: source)
+        let keptSound = try library.importSound(at: kept)
+        let orphanSound = try library.importSound(at: orphaned)
+        try runTool("sqlite3", [scratch.database, "DELETE FROM sounds WHERE name = 'orphaned'"])
         let folder = scratch.soundsFolder
-        let deadTemporary = ".import-dead.tmp", orphan = "0123456789abcdef0123456789abcdef.caf"
+        let deadTemporary = ".import-dead.tmp", notSound = "0123456789abcdef0123456789abcdef.caf"
         try Data([1, 2, 3]).write(to: URL(fileURLWithPath: folder + "/" + deadTemporary))
-        try Data([4, 5, 6]).write(to: URL(fileURLWithPath: folder + "/" + orphan))
+        try Data([4, 5, 6]).write(to: URL(fileURLWithPath: folder + "/" + notSound))
         let live = try SoundsFolder(url: scratch.paths.soundsFolder).makeTemporaryFile()
         let liveName = URL(fileURLWithPath: live.path).lastPathComponent
 
         let reopened = try scratch.library()
 
-        #expect(Set(reopened.removedStaleFiles) == [deadTemporary, orphan])
-        #expect(try scratch.storedFiles() == [kept.sound.storedFileName, liveName])
-        #expect(try reopened.list().map(\.name) == ["kept"])
+        #expect(reopened.removedStaleFiles == [deadTemporary])
+        #expect(try scratch.storedFiles() == [keptSound.sound.storedFileName, orphanSound.sound.storedFileName, notSound, liveName])
+        #expect(try Data(contentsOf: URL(fileURLWithPath: folder + "/" + notSound)) == Data([4, 5, 6]))
+        #expect(try reopened.list().map(\.name) == ["kept", "orphaned"])
+        #expect(reopened.opening.adopted.map(\.name) == ["orphaned"])
+        #expect(reopened.opening.leftAlone.map(\.storedFileName) == [notSound])
+        #expect(reopened.opening.messages.contains { $0.contains("\(notSound) is not listed") && $0.contains("left where it is") })
+        #expect(try indexRows(scratch) == [
+            "kept|\(keptSound.sound.storedFileName)|\(keptSound.sound.sha256)",
+            "orphaned|\(orphanSound.sound.storedFileName)|\(orphanSound.sound.sha256)",
+        ])
         withExtendedLifetime(live) {}
     }
 }
