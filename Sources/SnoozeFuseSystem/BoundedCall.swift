@@ -63,8 +63,7 @@ public final class BoundedCall<Value: Sendable>: Sendable {
     public func wait() -> Value {
         while true {
             if let value = result { return value }
-            var descriptor = pollfd(fd: doneDescriptor, events: Int16(POLLIN), revents: 0)
-            _ = poll(&descriptor, 1, -1)
+            _ = waitReadable(doneDescriptor, until: nil)
         }
     }
 
@@ -72,20 +71,9 @@ public final class BoundedCall<Value: Sendable>: Sendable {
     /// `nil` when the time ran out first. For synchronous callers on threads of their own (never
     /// on an event loop's thread).
     public func wait(atMost limit: Duration) -> Value? {
-        if let value = result { return value }
-        let timer = timerfd_create(CLOCK_BOOTTIME, Int32(TFD_CLOEXEC))
-        guard timer >= 0, doneDescriptor >= 0 else { return result }
-        defer { close(timer) }
-        var setting = itimerspec()
-        setting.it_value = BootInstant.now.advanced(by: limit).absoluteTimespec
-        timerfd_settime(timer, Int32(TFD_TIMER_ABSTIME), &setting, nil)
-        var descriptors = [
-            pollfd(fd: doneDescriptor, events: Int16(POLLIN), revents: 0),
-            pollfd(fd: timer, events: Int16(POLLIN), revents: 0),
-        ]
-        while result == nil {
-            if poll(&descriptors, 2, -1) < 0 { continue }
-            if descriptors[1].revents != 0 { break }
+        let deadline = BootInstant.now.advanced(by: limit)
+        while result == nil, BootInstant.now < deadline {
+            guard doneDescriptor >= 0, waitReadable(doneDescriptor, until: deadline) else { break }
         }
         return result
     }

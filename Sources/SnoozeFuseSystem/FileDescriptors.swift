@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 
 /// Writes all of `text` to `fileDescriptor` in as few writes as the kernel allows, retrying partial
@@ -40,4 +41,28 @@ func signalEventDescriptor(_ descriptor: Int32) {
 func drainCounter(_ descriptor: Int32) {
     var scratch: UInt64 = 0
     while read(descriptor, &scratch, 8) < 0 && errno == EINTR {}
+}
+
+/// Blocks the calling thread until `descriptor` is readable (or hung up), or `deadline` passes on
+/// CLOCK_BOOTTIME (never, when nil). Returns whether it became readable. The time limit is a
+/// timerfd polled with it, so it is exact and counts through suspend. For threads of their own,
+/// never an event loop's.
+public func waitReadable(_ descriptor: Int32, until deadline: BootInstant?) -> Bool {
+    var timer: Int32 = -1
+    if let deadline {
+        timer = timerfd_create(CLOCK_BOOTTIME, Int32(TFD_CLOEXEC))
+        var setting = itimerspec()
+        setting.it_value = deadline.absoluteTimespec
+        if timer >= 0 { timerfd_settime(timer, Int32(TFD_TIMER_ABSTIME), &setting, nil) }
+    }
+    defer { if timer >= 0 { close(timer) } }
+    var descriptors = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0), pollfd(fd: timer, events: Int16(POLLIN), revents: 0)]
+    while true {
+        if poll(&descriptors, 2, -1) < 0 {
+            if errno == EINTR { continue }
+            return false
+        }
+        if descriptors[0].revents != 0 { return true }
+        if descriptors[1].revents != 0 { return false }
+    }
 }

@@ -18,9 +18,10 @@ struct SnoozeFuse: AsyncParsableCommand {
 
         Exit codes: 0 alarm dismissed or ring limit reached, 1 cancelled, 64 usage error, \
         65 bad sound data, 66 missing input, 69 no usable output (or, for import, no libcrypto), \
-        70 internal error, 78 bad configuration, 130 interrupted (Ctrl-C).
+        70 internal error, 75 another nap is running, 78 bad configuration, 130 interrupted (Ctrl-C).
         """,
         version: "snoozefuse \(version)",
-        subcommands: [Nap.self, Sounds.self, Plugins.self, Devices.self]
+        subcommands: [Nap.self, Status.self, Stop.self, Snooze.self, Add.self, Resume.self, Sounds.self, Plugins.self,
+                      Devices.self, GuardianCommand.self]
     )
 }

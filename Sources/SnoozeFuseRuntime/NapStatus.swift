@@ -1,0 +1,155 @@
+public import Foundation
+import Glibc
+public import SnoozeFuseCore
+import SnoozeFuseStore
+import SnoozeFuseSystem
+
+/// Where the nap of this user stands, read from its live state (always a whole one) and whether
+/// the processes it names are alive: for `status`, and for `resume` to know what is interrupted.
+public struct NapStatus: Sendable, Hashable, Encodable {
+    public enum Kind: String, Sendable, Hashable, Encodable {
+        /// No nap.
+        case none
+        /// A nap runs (its own process, or `resume`, holds the alarm) and has not rung yet.
+        case running
+        /// Its alarm rings.
+        case ringing
+        /// Its alarm was snoozed.
+        case snoozed
+        /// The nap's process died; its guardian holds the alarm.
+        case guarded
+        /// Nobody holds the alarm: both processes are gone (a reboot, or both killed).
+        case interrupted
+    }
+
+    public var status: Kind
+    public var phase: Phase?
+    /// Seconds until the current phase's timer runs out (rounded down to the millisecond).
+    public var remainingSeconds: Double?
+    /// How long that timer was set for.
+    public var phaseSeconds: Double?
+    /// When the alarm rings if nobody does anything (ISO 8601), and on this machine's clock (`14:32`).
+    public var alarmAt: String?
+    public var alarmAtLocal: String?
+    /// The failsafe, while it applies (`14:42`).
+    public var latestLocal: String?
+    /// The process that holds the alarm.
+    public var pid: Int32?
+    public var holder: String?
+    /// The nap's live state as it was read.
+    public var state: LiveSessionState?
+
+    /// Reads the live state of this user's nap.
+    public static func read(environment: [String: String] = ProcessInfo.processInfo.environment) -> NapStatus {
+        guard let paths = try? StorePaths(environment: environment), let live = LiveSessionKeeper.read(paths) else {
+            return NapStatus(status: .none)
+        }
+        return NapStatus(live, now: BootInstant.now, wallNow: Date(), bootID: currentBootID())
+    }
+
+    init(status: Kind) {
+        self.status = status
+    }
+
+    /// The status `live` stands for at `now`.
+    init(_ live: LiveSessionState, now: BootInstant, wallNow: Date, bootID: String) {
+        let sameBoot = live.bootID == bootID
+        let holderAlive = sameBoot && Self.isAlive(live.pid)
+        let guardianAlive = sameBoot && live.guardianPid.map(Self.isAlive) == true
+        switch (holderAlive, live.holder) {
+        case (true, .guardian): status = .guarded
+        case (true, _): status = live.phase == .ringing ? .ringing : live.phase == .snoozed ? .snoozed : .running
+        case (false, .nap) where guardianAlive: status = .guarded
+        case (false, _): status = .interrupted
+        }
+        phase = live.phase
+        state = live
+        pid = status == .guarded && !holderAlive ? live.guardianPid : live.pid
+        holder = live.holder.rawValue
+        phaseSeconds = live.phaseSeconds
+        if let ends = live.phaseEnds {
+            let remaining = now.duration(to: ends.instant(sameBoot: sameBoot, now: now, wallNow: wallNow))
+            remainingSeconds = max((remaining.secondsValue * 1000).rounded(.down) / 1000, 0)
+        }
+        if let alarm = live.alarm {
+            alarmAt = alarm.due.wall
+            alarmAtLocal = Self.localTime(alarm.due.wallSeconds)
+        }
+        latestLocal = live.maxDeadline.map { Self.localTime($0.wallSeconds) }
+    }
+
+    /// The remaining time as the nap shows it (SPEC §2: whole seconds, in the layout of the timer's
+    /// configured length).
+    public var remainingText: String? {
+        guard let remainingSeconds else { return nil }
+        let layout = RemainingTimeLayout(configured: .milliseconds(Int64((phaseSeconds ?? remainingSeconds) * 1000)))
+        return layout.format(.seconds(Int64(remainingSeconds.rounded(.down))))
+    }
+
+    /// How far the current phase is, 0–100.
+    public var percentage: Int? {
+        guard let remainingSeconds, let phaseSeconds, phaseSeconds > 0 else { return nil }
+        return Int((100 * (1 - remainingSeconds / phaseSeconds)).rounded().clamped(to: 0 ... 100))
+    }
+
+    /// `14:32` on this machine's clock.
+    static func localTime(_ secondsSince1970: Double) -> String {
+        var time = time_t(secondsSince1970.rounded(.down))
+        var parts = tm()
+        localtime_r(&time, &parts)
+        return String(format: "%02d:%02d", parts.tm_hour, parts.tm_min)
+    }
+
+    /// Whether `pid` is a live process of this program (a pid reused by another program is not).
+    static func isAlive(_ pid: Int32) -> Bool {
+        guard pid > 0, kill(pid, 0) == 0 || errno == EPERM else { return false }
+        let comm = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? ""
+        return comm.hasPrefix("snoozefuse")
+    }
+
+    /// Forgets an interrupted nap (its live state), if that is what there is.
+    public static func forgetInterrupted(environment: [String: String] = ProcessInfo.processInfo.environment) {
+        guard read(environment: environment).status == .interrupted, let paths = try? StorePaths(environment: environment) else { return }
+        try? AtomicFile.remove(paths.liveSession)
+    }
+
+    /// Calls `line` with the status now, and then again whenever the nap's live state changes or
+    /// the displayed second of its countdown does, until `line` returns false. Woken by the kernel
+    /// (inotify on the state folder) and a timer for the next displayed second: never more often,
+    /// and nothing wakes the nap itself.
+    public static func follow(environment: [String: String] = ProcessInfo.processInfo.environment,
+                              _ line: (NapStatus) -> Bool) {
+        guard let paths = try? StorePaths(environment: environment) else {
+            _ = line(NapStatus(status: .none))
+            return
+        }
+        try? PrivateFolder.ensure(paths.state)
+        let watch = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
+        defer { if watch >= 0 { close(watch) } }
+        if watch >= 0 {
+            _ = inotify_add_watch(watch, paths.state.path, UInt32(IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_FROM))
+        }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let now = BootInstant.now
+            let status = read(environment: environment)
+            guard line(status) else { return }
+            // Until the state changes, or the countdown shows another second.
+            var next: BootInstant?
+            if let remaining = status.remainingSeconds, remaining > 0 {
+                let fraction = remaining - remaining.rounded(.down)
+                next = now.advanced(by: .milliseconds(Int64((fraction > 0 ? fraction : 1) * 1000) + 1))
+            }
+            if watch < 0 { next = next ?? now.advanced(by: .seconds(1)) }
+            if watch >= 0, waitReadable(watch, until: next) {
+                while Glibc.read(watch, &buffer, buffer.count) > 0 {}
+            } else if watch < 0, let next {
+                _ = SystemThread.sleep(until: next, unless: { false })
+            }
+        }
+    }
+}
+
+extension Comparable {
+    fileprivate func clamped(to range: ClosedRange<Self>) -> Self { min(max(self, range.lowerBound), range.upperBound) }
+}

@@ -1,0 +1,231 @@
+import ArgumentParser
+import Foundation
+import SnoozeFuseCore
+import SnoozeFuseRuntime
+
+/// `snoozefuse status`: where the nap stands, from its live state (never a partial one).
+struct Status: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show the running nap: its phase, the time left and when the alarm rings.",
+        discussion: """
+        States: no nap; running (phase, remaining time, wake-at time); ringing; snoozed; guarded \
+        (the nap's process died and its guardian holds the alarm); interrupted (nobody holds the \
+        alarm, after a reboot: `snoozefuse resume` rings it). Exit 0.
+
+        --follow prints a line whenever the state changes, and at most one per displayed second. \
+        --format waybar prints one JSON object per line with text, tooltip, class and percentage, \
+        for a status bar: "exec": "snoozefuse status --follow --format waybar".
+        """
+    )
+
+    enum Format: String, ExpressibleByArgument, CaseIterable { case text, json, waybar }
+
+    @Flag(help: "Keep printing: a line per change, at most one per displayed second.")
+    var follow = false
+
+    @Option(help: ArgumentHelp("text, json (the state and the live file), or waybar.", valueName: "format"))
+    var format: Format = .text
+
+    @Flag(help: "The same as --format json.")
+    var json = false
+
+    func run() throws {
+        let format = json ? .json : format
+        guard follow else {
+            writeLine(render(NapStatus.read(), format), to: STDOUT_FILENO)
+            return
+        }
+        var last: String?
+        NapStatus.follow { status in
+            let line = render(status, format)
+            if line != last {
+                last = line
+                writeLine(line, to: STDOUT_FILENO)
+            }
+            return true
+        }
+    }
+
+    func render(_ status: NapStatus, _ format: Format) -> String {
+        switch format {
+        case .text: return Self.text(status)
+        case .json:
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            return (try? encoder.encode(status)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        case .waybar:
+            struct Waybar: Encodable {
+                var text: String
+                var tooltip: String
+                var `class`: String
+                var percentage: Int
+            }
+            let short: String = switch status.status {
+            case .none: ""
+            case .ringing: "⏰ ring"
+            case .interrupted: "⚠ nap"
+            default: "💤 \(status.remainingText ?? "")"
+            }
+            let waybar = Waybar(text: short, tooltip: Self.text(status),
+                                class: status.status == .running ? status.phase?.rawValue ?? "running" : status.status.rawValue,
+                                percentage: status.percentage ?? 0)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            return (try? encoder.encode(waybar)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        }
+    }
+
+    static func text(_ status: NapStatus) -> String {
+        let alarm = status.alarmAtLocal.map { " at \($0)" } ?? ""
+        let remaining = status.remainingText ?? ""
+        switch status.status {
+        case .none:
+            return "no nap"
+        case .interrupted:
+            return "interrupted: nobody holds the alarm that was due\(alarm) (`snoozefuse resume` rings it, `snoozefuse stop` forgets it)"
+        case .guarded:
+            return "guarded: the nap's process died; its guardian (pid \(status.pid ?? 0)) rings the alarm\(alarm)"
+        case .ringing:
+            return "ringing (`snoozefuse stop` stops it, `snoozefuse snooze` snoozes it)"
+        case .snoozed:
+            return "snoozed: the alarm rings again in \(remaining)\(alarm)"
+        case .running:
+            let latest = status.latestLocal.map { " (latest \($0))" } ?? ""
+            switch status.phase {
+            case .ready?: return "ready: waiting for the first hold"
+            case .holding?: return "holding: let go when you are drifting off\(latest)"
+            case .releasing?: return "releasing: the nap starts in \(remaining); wake\(alarm)\(latest)"
+            case .napping?: return "napping: alarm in \(remaining)\(alarm)\(latest)"
+            default: return status.phase?.rawValue ?? "running"
+            }
+        }
+    }
+}
+
+/// One command to the running nap, or its guardian, through its control socket.
+func sendToNap(_ request: ControlRequest) throws {
+    let reply: ControlReply
+    do {
+        reply = try NapControl.send(request)
+    } catch {
+        if case .noNap = error, request.command == .stop, NapStatus.read().status == .interrupted {
+            // Nobody holds an interrupted nap: stopping it means forgetting it.
+            NapStatus.forgetInterrupted()
+            writeLine("snoozefuse: the interrupted nap is forgotten.", to: STDERR_FILENO)
+            return
+        }
+        writeLine("snoozefuse: \(error)", to: STDERR_FILENO)
+        throw ExitStatus.unavailable
+    }
+    writeLine("snoozefuse: \(reply.message)", to: STDERR_FILENO)
+    guard reply.ok else { throw ExitStatus.usage }
+}
+
+struct Stop: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Stop the running nap from another terminal: a ringing alarm is dismissed, a nap that has not rung is cancelled.",
+        discussion: "Reaches the nap, or its guardian, through its control socket (your user only). Exits 69 when no nap runs.")
+
+    func run() throws { try sendToNap(ControlRequest(.stop)) }
+}
+
+struct Snooze: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Snooze the ringing alarm of the running nap (default: its snooze length).")
+
+    @Argument(help: ArgumentHelp("How long (\(DurationParser.acceptedForms)).", valueName: "duration"), transform: parseDurationOption)
+    var duration: Duration?
+
+    func run() throws { try sendToNap(ControlRequest(.snooze, seconds: duration?.secondsValue)) }
+}
+
+struct Add: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Move the alarm of the running nap by a duration (negative to ring sooner, never within 10 s).",
+        discussion: "Examples: snoozefuse add 5m; snoozefuse add -- -2m")
+
+    @Argument(help: ArgumentHelp("How much (\(DurationParser.acceptedForms)); negative: sooner.", valueName: "duration"))
+    var duration: String
+
+    func validate() throws {
+        _ = try signedDuration()
+    }
+
+    func signedDuration() throws -> Duration {
+        let negative = duration.hasPrefix("-")
+        let magnitude = try parseDurationOption(negative ? String(duration.dropFirst()) : duration)
+        return negative ? .zero - magnitude : magnitude
+    }
+
+    func run() throws { try sendToNap(ControlRequest(.add, seconds: try signedDuration().secondsValue)) }
+}
+
+/// `snoozefuse resume`: rings an interrupted nap (after a reboot) at its original deadline.
+struct Resume: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Ring an interrupted nap's alarm at its original time (run at login by a systemd user unit).",
+        discussion: """
+        When no nap process and no guardian holds a nap's alarm (after a reboot, or both killed), \
+        resume takes it up: it rings at its original wall-clock time, at once when that has passed \
+        by at most --max-late, and otherwise reports the alarm as missed and does not ring. \
+        With --if-interrupted it does nothing, silently, when there is nothing to resume.
+        """)
+
+    @Option(name: .customLong("max-late"), help: ArgumentHelp("Ring an alarm that passed at most this long ago.", valueName: "duration"), transform: parseDurationOption)
+    var maxLate: Duration = .seconds(30 * 60)
+
+    @Flag(name: .customLong("if-interrupted"), help: "Do nothing, silently, when no nap is interrupted.")
+    var ifInterrupted = false
+
+    @Option(help: ArgumentHelp("Write machine-readable events to standard output: jsonl.", valueName: "format"))
+    var events: EventFormat?
+}
+
+extension Resume: LoopCommand {
+    func run(on loop: EventLoop) async throws {
+        let status = NapStatus.read()
+        guard status.status == .interrupted, let live = status.state else {
+            if ifInterrupted { return }
+            writeLine("snoozefuse: nothing to resume: \(Status.text(status)).", to: STDERR_FILENO)
+            if status.status != .none { throw ExitStatus.anotherNap }
+            return
+        }
+        let result: LiveNap.TakeOverResult
+        do throws(NapSetupError) {
+            result = try LiveNap.takeOver(live, as: .resume, maxLate: maxLate, loop: loop) {
+                writeLine("snoozefuse: \($0)", to: STDERR_FILENO)
+            }
+        } catch {
+            throw ExitStatus.reporting(error)
+        }
+        switch result {
+        case .nothing:
+            if !ifInterrupted { writeLine("snoozefuse: nothing to resume: the interrupted nap had not started.", to: STDERR_FILENO) }
+        case .missed(let due, let late):
+            writeLine("snoozefuse: missed: the alarm was due at \(due), \(late.compactDescription) ago (more than --max-late \(maxLate.compactDescription)); it is not rung.", to: STDERR_FILENO)
+        case .ringing(let nap):
+            let terminal = TerminalStyle.detect()
+            let console = Console(jsonLines: events == .jsonl, quiet: false, terminal: terminal,
+                                  timers: live.setup.timers, presetName: live.setup.presetName)
+            writeLine("snoozefuse: resuming the interrupted nap: its alarm rings at \(status.alarmAtLocal ?? "once")", to: STDERR_FILENO)
+            async let result = nap.run()
+            for await record in nap.records { console.render(record) }
+            let ended = await result
+            console.finish(outcome: ended.outcome)
+            throw ExitStatus.forOutcome(ended.outcome, interrupted: ended.interrupted)
+        }
+    }
+}
+
+/// The guardian of a nap: started by `nap` itself, in a session of its own (see `Guardian`).
+struct GuardianCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "guardian", shouldDisplay: false)
+
+    @Option(help: "The nap's process.")
+    var nap: Int32
+}
+
+extension GuardianCommand: LoopCommand {
+    func run(on loop: EventLoop) async throws {
+        throw ExitCode(await Guardian.run(napPid: nap, loop: loop))
+    }
+}
