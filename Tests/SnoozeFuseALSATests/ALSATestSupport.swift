@@ -1,17 +1,10 @@
 import CALSA
 import Foundation
 import SnoozeFuseAudio
+import SnoozeFuseTestSupport
 
-/// Helpers for the ALSA tests: temporary folders, capturing the process's stderr, reading WAV files.
+/// Helpers for the ALSA tests: capturing the process's stderr, reading WAV files.
 enum ALSATestSupport {
-    /// A fresh private folder under the system's temporary directory.
-    static func makeTemporaryDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("snoozefuse-alsa-tests-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
-    }
-
     /// `true` when alsa-lib sees no sound card (`snd_card_next` finds none) and no PulseAudio server
     /// answers: then `default` and `hw:0` cannot open.
     static var machineHasNoSoundOutput: Bool {

@@ -10,7 +10,7 @@ import Testing
 struct AlarmPlayerTests {
     @Test("a 44.1 kHz 1 kHz sine at 50 % with a 2 s fade-in, resampled to 48 kHz stereo and looped")
     func sineThroughFilePCM() async throws {
-        let directory = try AlarmPlayerTestSupport.makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         // 0.5 s is exactly 500 cycles: a seamless loop, so 3 s of output crosses 5 loop points.
         let sine = try AlarmPlayerTestSupport.makeFullScaleSine(in: directory, rate: 44_100)
@@ -67,7 +67,7 @@ struct AlarmPlayerTests {
 
     @Test("a stream that ends fades out along the mirrored curve to exactly 0, without a step")
     func fadeOutBeforeTheEnd() async throws {
-        let directory = try AlarmPlayerTestSupport.makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let sine = try AlarmPlayerTestSupport.makeFullScaleSine(in: directory, rate: 48_000)
         let out = directory.appendingPathComponent("out.wav").path
@@ -94,7 +94,7 @@ struct AlarmPlayerTests {
 
     @Test("a sleep sound whose source fails goes silent instead of beeping")
     func sourceFailureFallsBackToSilenceWhenAsked() async throws {
-        let directory = try AlarmPlayerTestSupport.makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         func play(_ fallback: SourceFailureFallback, name: String) async throws -> [Float] {
             let out = directory.appendingPathComponent(name).path
@@ -118,7 +118,7 @@ struct AlarmPlayerTests {
 
     @Test("the built-in tone needs no file: 880 Hz beeps, four per second, at the device's rate")
     func builtInTone() async throws {
-        let directory = try AlarmPlayerTestSupport.makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let out = directory.appendingPathComponent("tone.wav").path
         let settings = AlarmPlaybackSettings(
@@ -148,7 +148,7 @@ struct AlarmPlayerTests {
 
     @Test("a file at the device's rate plays without resampling, stereo mixed down to mono")
     func stereoToMonoWithoutResampling() async throws {
-        let directory = try AlarmPlayerTestSupport.makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let stereo = directory.appendingPathComponent("stereo.wav").path
         // Left 0.5 DC-free sine, right silent: the mono mix is half of the left channel.
@@ -250,13 +250,6 @@ enum AlarmPlayerTestSupport {
 
     struct Failure: Error, CustomStringConvertible {
         var description: String
-    }
-
-    static func makeTemporaryDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("snoozefuse-player-tests-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
     }
 
     static func run(_ executable: String, _ arguments: [String]) throws {

@@ -1,20 +1,6 @@
 import Foundation
 import SnoozeFuseAudio
-
-/// A folder under the system's temporary directory, removed when the value goes away.
-final class TemporaryFolder {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("snoozefuse-sndfile-tests-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-}
+import SnoozeFuseTestSupport
 
 struct ToolFailure: Error, CustomStringConvertible {
     var description: String

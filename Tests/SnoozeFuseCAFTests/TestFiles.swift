@@ -3,21 +3,6 @@ import Foundation
 import Synchronization
 import Testing
 
-/// A scratch folder for one test, removed when the value goes away.
-final class TemporaryFolder: Sendable {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("snoozefuse-caf-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    func file(_ name: String) -> URL { url.appendingPathComponent(name) }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-}
-
 struct ToolFailure: Error, CustomStringConvertible {
     var description: String
 }

@@ -1,5 +1,6 @@
 import Foundation
 import SnoozeFuseCAF
+import SnoozeFuseTestSupport
 import Testing
 
 /// What one tool-made file must produce.

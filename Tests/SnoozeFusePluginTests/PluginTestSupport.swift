@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import SnoozeFusePluginHost
+import SnoozeFuseTestSupport
 
 /// The repository root (tests build plugins from its sources).
 let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -12,9 +13,7 @@ struct PluginFolder {
     let path: String
 
     init() throws {
-        var template = Array((NSTemporaryDirectory() + "/snoozefuse-plugin-test-XXXXXX").utf8CString)
-        guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
-        path = String(cString: made)
+        path = try makeTemporaryDirectory().path
     }
 
     func cleanUp() { try? FileManager.default.removeItem(atPath: path) }

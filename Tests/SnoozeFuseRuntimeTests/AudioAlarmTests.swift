@@ -129,14 +129,6 @@ struct AudioAlarmTests {
 /// The event loop the tests' outputs run on (as a nap's run on its command's loop).
 let testLoop = EventLoop(name: "test-loop")
 
-func makeTemporaryDirectory() throws -> URL {
-    let url = FileManager.default.temporaryDirectory
-        .appendingPathComponent("snoozefuse-audio-alarm-\(UUID().uuidString)", isDirectory: true)
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true,
-                                            attributes: [.posixPermissions: 0o700])
-    return url
-}
-
 @Suite("Sleep sound on ALSA", .serialized)
 struct SleepSoundTests {
     /// Notices from the sleep sound, in order.
