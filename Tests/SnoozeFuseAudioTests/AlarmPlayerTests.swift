@@ -152,9 +152,8 @@ struct AlarmPlayerTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let stereo = directory.appendingPathComponent("stereo.wav").path
         // Left 0.5 DC-free sine, right silent: the mono mix is half of the left channel.
-        try AlarmPlayerTestSupport.run(executableInPath("sox").path, ["-n", "-r", "48000", "-c", "2", "-e", "floating-point",
-                                                        "-b", "32", stereo, "synth", "0.25", "sine", "500",
-                                                        "remix", "1", "0"])
+        try runTool("sox", ["-n", "-r", "48000", "-c", "2", "-e", "floating-point", "-b", "32", stereo,
+                            "synth", "0.25", "sine", "500", "remix", "1", "0"])
         let out = directory.appendingPathComponent("mono.wav").path
         let settings = AlarmPlaybackSettings(
             sound: .file(path: stereo), gain: AlarmGain(percent: 100, fadeIn: .zero),
@@ -228,8 +227,8 @@ enum AlarmPlayerTestSupport {
     /// -3 dB), in `directory`; returns its path.
     static func makeFullScaleSine(in directory: URL, rate: Int) throws -> String {
         let sine = directory.appendingPathComponent("sine.wav").path
-        try run(executableInPath("sox").path, ["-n", "-r", "\(rate)", "-c", "1", "-e", "floating-point",
-                                               "-b", "32", sine, "synth", "0.5", "sine", "1000", "gain", "-n"])
+        try runTool("sox", ["-n", "-r", "\(rate)", "-c", "1", "-e", "floating-point", "-b", "32", sine,
+                            "synth", "0.5", "sine", "1000", "gain", "-n"])
         return sine
     }
 
@@ -250,19 +249,6 @@ enum AlarmPlayerTestSupport {
 
     struct Failure: Error, CustomStringConvertible {
         var description: String
-    }
-
-    static func run(_ executable: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Failure(description: "\(executable) \(arguments) exited \(process.terminationStatus)")
-        }
     }
 
     struct Recording {

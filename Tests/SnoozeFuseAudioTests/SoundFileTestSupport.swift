@@ -2,34 +2,6 @@ import Foundation
 import SnoozeFuseAudio
 import SnoozeFuseTestSupport
 
-struct ToolFailure: Error, CustomStringConvertible {
-    var description: String
-}
-
-/// Runs an external tool (sox, ffmpeg, sndfile-convert) found on `PATH`. A missing tool or a failing
-/// run throws, so the test fails loudly instead of being skipped.
-func runTool(_ name: String, _ arguments: [String]) throws {
-    let searchPath = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-    let candidates = searchPath.split(separator: ":").map { "\($0)/\(name)" }
-    guard let executable = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-        throw ToolFailure(description: "'\(name)' is not installed (the tests need sox, ffmpeg and sndfile-programs)")
-    }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    let errors = Pipe()
-    process.standardError = errors
-    process.standardOutput = FileHandle.nullDevice
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    let errorOutput = errors.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-        let text = String(decoding: errorOutput, as: UTF8.self)
-        throw ToolFailure(description: "\(name) \(arguments.joined(separator: " ")) failed (\(process.terminationStatus)): \(text)")
-    }
-}
-
 /// Little-endian 32-bit float samples from a raw file.
 func rawFloats(atPath path: String) throws -> [Float] {
     let data = try Data(contentsOf: URL(fileURLWithPath: path))

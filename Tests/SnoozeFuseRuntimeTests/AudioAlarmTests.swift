@@ -142,8 +142,8 @@ struct SleepSoundTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let sine = directory.appendingPathComponent("sine.wav").path
-        _ = try await runProcess(executableInPath("sox"), ["-n", "-r", "48000", "-c", "1", "-e", "floating-point", "-b", "32",
-                                                     sine, "synth", "0.5", "sine", "500", "gain", "-n"])
+        try runTool("sox", ["-n", "-r", "48000", "-c", "1", "-e", "floating-point", "-b", "32",
+                            sine, "synth", "0.5", "sine", "500", "gain", "-n"])
         let out = directory.appendingPathComponent("sleep.wav").path
         let notices = Notices()
         let settings = AlarmPlaybackSettings(sound: .file(path: sine), gain: AlarmGain(percent: 40, fadeIn: .seconds(10)),
