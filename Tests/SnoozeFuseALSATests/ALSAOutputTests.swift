@@ -133,9 +133,7 @@ struct ALSAOutputTests {
         #expect(wav.sampleRate == 44_100)
         #expect(wav.bitsPerSample == 32)
         #expect(wav.data.count == 44_100 * 4)
-        let recorded = wav.data.withUnsafeBytes { raw in
-            (0 ..< raw.count / 4).map { Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 4, as: UInt32.self))) }
-        }
+        let recorded = rawFloats(in: wav.data)
         let expected = SineSource.expectedInt16(frames: 44_100, channels: 1, sampleRate: 44_100).map { Float($0) / 32768 }
         #expect(recorded == expected)
     }

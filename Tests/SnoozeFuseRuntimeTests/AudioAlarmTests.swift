@@ -158,11 +158,9 @@ struct SleepSoundTests {
         await sleep.stop()
         let bytes = try Data(contentsOf: URL(fileURLWithPath: out))
         #expect(bytes.count == expectedBytes, "exactly the 3 s it was given")
-        let samples = bytes.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        let samples = rawFloats(in: bytes)
         // Fade-in and fade-out each take a third of a short play (1 s here, not the asked 10 s).
-        func rms(_ range: Range<Int>) -> Double {
-            (samples[range].reduce(0) { $0 + Double($1) * Double($1) } / Double(range.count)).squareRoot()
-        }
+        func rms(_ range: Range<Int>) -> Double { SnoozeFuseTestSupport.rms(samples[range]) }
         #expect(abs(samples[0]) < 0.001 && samples.suffix(48).allSatisfy { abs($0) < 0.002 }, "silent at both ends")
         #expect(abs(rms(48_000 ..< 96_000) - 0.4 / 2.0.squareRoot()) < 0.005, "full level in the middle second")
         #expect(rms(0 ..< 24_000) < rms(24_000 ..< 48_000) && rms(96_000 ..< 120_000) > rms(120_000 ..< 144_000))
