@@ -50,6 +50,8 @@ enum ALSATestSupport {
     }
 }
 
+// These sources stay in this target: they are SnoozeFuseAudio `PCMRenderSource`s, which SnoozeFuseTestSupport must not import.
+
 /// A test signal: a sine of `frequency` Hz, `frames` frames long, the same value on every channel,
 /// quantised to multiples of 1/32768 so that S16 output is exact. Records what it rendered.
 struct SineSource: PCMRenderSource {

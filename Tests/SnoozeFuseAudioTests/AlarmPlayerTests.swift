@@ -222,6 +222,7 @@ struct FailingSource: AlarmSoundSource {
     mutating func seek(to position: Duration) {}
 }
 
+/// The alarm player's own helpers (they stay in this target: they take SnoozeFuseAudio's `AlarmGain`).
 enum AlarmPlayerTestSupport {
     /// 0.5 s of a mono 1 kHz float sine at full scale (`gain -n`: sox's synth alone peaks at
     /// -3 dB), in `directory`; returns its path.

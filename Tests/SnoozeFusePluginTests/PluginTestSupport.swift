@@ -48,6 +48,7 @@ struct BuildFailure: Error, CustomStringConvertible {
 }
 
 /// A logger that keeps what it is given, to assert on.
+/// (Stays in this target: a swift-log handler, and SnoozeFuseTestSupport imports no logging library.)
 final class LogRecorder: @unchecked Sendable {
     // @unchecked Sendable: `lines` is only touched under `lock`.
     private let lock = NSLock()
