@@ -161,12 +161,12 @@ let package = Package(
         ),
         .testTarget(
             name: "SnoozeFuseALSATests",
-            dependencies: ["SnoozeFuseAudio", "CALSA"],
+            dependencies: ["SnoozeFuseAudio", "CALSA", "SnoozeFuseTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "SnoozeFuseCAFTests",
-            dependencies: ["SnoozeFuseCAF", "CSndFile"],
+            dependencies: ["SnoozeFuseCAF", "CSndFile", "SnoozeFuseTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -1,6 +1,7 @@
 import CALSA
 import Foundation
 import SnoozeFuseAudio
+import SnoozeFuseTestSupport
 import Synchronization
 import Testing
 
@@ -75,7 +76,7 @@ struct ALSAOutputTests {
     @Test("a 1 s 440 Hz sine written as S16 through the audio thread is recorded exactly by the file PCM",
           arguments: [false, true])
     func filePCMRecordsInt16Exactly(rendersInt16: Bool) async throws {
-        let directory = try ALSATestSupport.makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("out.wav")
         let device = "file:FILE=\(file.path),FORMAT=wav"
@@ -115,7 +116,7 @@ struct ALSAOutputTests {
 
     @Test("float32 samples written through the audio thread are recorded bit for bit by the file PCM")
     func filePCMRecordsFloatExactly() async throws {
-        let directory = try ALSATestSupport.makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("float.wav")
         let output = try PCMOutput(device: "file:FILE=\(file.path),FORMAT=wav",
@@ -132,9 +133,7 @@ struct ALSAOutputTests {
         #expect(wav.sampleRate == 44_100)
         #expect(wav.bitsPerSample == 32)
         #expect(wav.data.count == 44_100 * 4)
-        let recorded = wav.data.withUnsafeBytes { raw in
-            (0 ..< raw.count / 4).map { Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 4, as: UInt32.self))) }
-        }
+        let recorded = rawFloats(in: wav.data)
         let expected = SineSource.expectedInt16(frames: 44_100, channels: 1, sampleRate: 44_100).map { Float($0) / 32768 }
         #expect(recorded == expected)
     }
@@ -154,7 +153,7 @@ struct ALSAOutputTests {
 
     @Test("stopping before start releases the PCM and never starts the thread")
     func stopBeforeStart() async throws {
-        let directory = try ALSATestSupport.makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("never.wav")
         let log = EventLog()

@@ -10,7 +10,7 @@ import Testing
 struct AlarmPlayerTests {
     @Test("a 44.1 kHz 1 kHz sine at 50 % with a 2 s fade-in, resampled to 48 kHz stereo and looped")
     func sineThroughFilePCM() async throws {
-        let directory = try AlarmPlayerTestSupport.makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         // 0.5 s is exactly 500 cycles: a seamless loop, so 3 s of output crosses 5 loop points.
         let sine = try AlarmPlayerTestSupport.makeFullScaleSine(in: directory, rate: 44_100)
@@ -67,7 +67,7 @@ struct AlarmPlayerTests {
 
     @Test("a stream that ends fades out along the mirrored curve to exactly 0, without a step")
     func fadeOutBeforeTheEnd() async throws {
-        let directory = try AlarmPlayerTestSupport.makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let sine = try AlarmPlayerTestSupport.makeFullScaleSine(in: directory, rate: 48_000)
         let out = directory.appendingPathComponent("out.wav").path
@@ -94,7 +94,7 @@ struct AlarmPlayerTests {
 
     @Test("a sleep sound whose source fails goes silent instead of beeping")
     func sourceFailureFallsBackToSilenceWhenAsked() async throws {
-        let directory = try AlarmPlayerTestSupport.makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         func play(_ fallback: SourceFailureFallback, name: String) async throws -> [Float] {
             let out = directory.appendingPathComponent(name).path
@@ -118,7 +118,7 @@ struct AlarmPlayerTests {
 
     @Test("the built-in tone needs no file: 880 Hz beeps, four per second, at the device's rate")
     func builtInTone() async throws {
-        let directory = try AlarmPlayerTestSupport.makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let out = directory.appendingPathComponent("tone.wav").path
         let settings = AlarmPlaybackSettings(
@@ -148,13 +148,12 @@ struct AlarmPlayerTests {
 
     @Test("a file at the device's rate plays without resampling, stereo mixed down to mono")
     func stereoToMonoWithoutResampling() async throws {
-        let directory = try AlarmPlayerTestSupport.makeTemporaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let stereo = directory.appendingPathComponent("stereo.wav").path
         // Left 0.5 DC-free sine, right silent: the mono mix is half of the left channel.
-        try AlarmPlayerTestSupport.run(executableInPath("sox").path, ["-n", "-r", "48000", "-c", "2", "-e", "floating-point",
-                                                        "-b", "32", stereo, "synth", "0.25", "sine", "500",
-                                                        "remix", "1", "0"])
+        try runTool("sox", ["-n", "-r", "48000", "-c", "2", "-e", "floating-point", "-b", "32", stereo,
+                            "synth", "0.25", "sine", "500", "remix", "1", "0"])
         let out = directory.appendingPathComponent("mono.wav").path
         let settings = AlarmPlaybackSettings(
             sound: .file(path: stereo), gain: AlarmGain(percent: 100, fadeIn: .zero),
@@ -223,13 +222,14 @@ struct FailingSource: AlarmSoundSource {
     mutating func seek(to position: Duration) {}
 }
 
+/// The alarm player's own helpers (they stay in this target: they take SnoozeFuseAudio's `AlarmGain`).
 enum AlarmPlayerTestSupport {
     /// 0.5 s of a mono 1 kHz float sine at full scale (`gain -n`: sox's synth alone peaks at
     /// -3 dB), in `directory`; returns its path.
     static func makeFullScaleSine(in directory: URL, rate: Int) throws -> String {
         let sine = directory.appendingPathComponent("sine.wav").path
-        try run(executableInPath("sox").path, ["-n", "-r", "\(rate)", "-c", "1", "-e", "floating-point",
-                                               "-b", "32", sine, "synth", "0.5", "sine", "1000", "gain", "-n"])
+        try runTool("sox", ["-n", "-r", "\(rate)", "-c", "1", "-e", "floating-point", "-b", "32", sine,
+                            "synth", "0.5", "sine", "1000", "gain", "-n"])
         return sine
     }
 
@@ -252,26 +252,6 @@ enum AlarmPlayerTestSupport {
         var description: String
     }
 
-    static func makeTemporaryDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("snoozefuse-player-tests-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
-    }
-
-    static func run(_ executable: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Failure(description: "\(executable) \(arguments) exited \(process.terminationStatus)")
-        }
-    }
-
     struct Recording {
         var sampleRate: Int
         var channels: Int
@@ -279,52 +259,19 @@ enum AlarmPlayerTestSupport {
         var frames: [(Float, Float)]
     }
 
-    /// Parses a RIFF/WAVE file by its chunks, reading the samples raw: alsa-lib's file PCM writes
-    /// format tag 1 even for 32-bit float data, so 32 bits means float here and 16 bits means S16.
+    /// Reads a WAV file's samples raw: alsa-lib's file PCM writes format tag 1 even for 32-bit float
+    /// data, so 32 bits means float here and 16 bits means S16.
     static func readRawWAV(_ url: URL) throws -> Recording {
-        let bytes = [UInt8](try Data(contentsOf: url))
-        func u16(_ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 }
-        func u32(_ at: Int) -> Int { u16(at) | u16(at + 2) << 16 }
-        func tag(_ at: Int) -> String { String(decoding: bytes[at ..< at + 4], as: UTF8.self) }
-        guard bytes.count >= 12, tag(0) == "RIFF", tag(8) == "WAVE" else {
-            throw Failure(description: "not a RIFF/WAVE file (\(bytes.count) bytes)")
+        let wav = try WAVFile(contentsOf: url)
+        let channels = wav.channels
+        guard channels > 0, wav.bitsPerSample == 16 || wav.bitsPerSample == 32 else {
+            throw Failure(description: "unexpected layout: \(channels) channels, \(wav.bitsPerSample) bits")
         }
-        var offset = 12
-        var channels = 0, rate = 0, bits = 0
-        while offset + 8 <= bytes.count {
-            let id = tag(offset)
-            let size = u32(offset + 4)
-            let body = offset + 8
-            if id == "fmt " {
-                channels = u16(body + 2)
-                rate = u32(body + 4)
-                bits = u16(body + 14)
-            } else if id == "data" {
-                // The file PCM may leave the size unpatched: take what is there.
-                let end = min(bytes.count, size == 0 || size == 0xFFFF_FFFF ? bytes.count : body + size)
-                let width = bits / 8
-                guard channels > 0, width == 2 || width == 4 else {
-                    throw Failure(description: "unexpected layout: \(channels) channels, \(bits) bits")
-                }
-                let frameBytes = width * channels
-                var frames: [(Float, Float)] = []
-                frames.reserveCapacity((end - body) / frameBytes)
-                var position = body
-                func sample(_ at: Int) -> Float {
-                    if width == 4 { return Float(bitPattern: UInt32(u32(at))) }
-                    return Float(Int16(bitPattern: UInt16(u16(at)))) / 32768
-                }
-                while position + frameBytes <= end {
-                    let first = sample(position)
-                    let second = channels > 1 ? sample(position + width) : first
-                    frames.append((first, second))
-                    position += frameBytes
-                }
-                return Recording(sampleRate: rate, channels: channels, frames: frames)
-            }
-            offset = body + size + (size & 1)
+        let samples = wav.bitsPerSample == 32 ? rawFloats(in: wav.data) : rawS16AsFloats(in: wav.data)
+        let frames = (0 ..< samples.count / channels).map { frame in
+            (samples[frame * channels], samples[frame * channels + (channels > 1 ? 1 : 0)])
         }
-        throw Failure(description: "no data chunk")
+        return Recording(sampleRate: wav.sampleRate, channels: channels, frames: frames)
     }
 
     /// The RMS of g(t) over `frames` at `rate`: what a full-scale signal's RMS is scaled by there.
@@ -337,11 +284,8 @@ enum AlarmPlayerTestSupport {
         return (meanSquare / Double(frames.count)).squareRoot()
     }
 
-    static func rms(_ samples: ArraySlice<Float>) -> Double {
-        guard !samples.isEmpty else { return 0 }
-        let sum = samples.reduce(0.0) { $0 + Double($1) * Double($1) }
-        return (sum / Double(samples.count)).squareRoot()
-    }
+    /// Kept so that the assertions read as they did: the shared `rms`.
+    static func rms(_ samples: ArraySlice<Float>) -> Double { SnoozeFuseTestSupport.rms(samples) }
 
     /// The power of `frequency` in `samples` (Goertzel algorithm).
     static func goertzelPower(_ samples: [Float], frequency: Double, rate: Int) -> Double {

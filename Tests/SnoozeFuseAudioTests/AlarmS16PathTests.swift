@@ -1,5 +1,6 @@
 import Foundation
 import SnoozeFuseAudio
+import SnoozeFuseTestSupport
 import Testing
 
 /// The 16-bit path (`AlarmS16Renderer`): a 16-bit PCM file on a device that took S16 at the file's

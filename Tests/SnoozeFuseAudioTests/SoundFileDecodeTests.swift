@@ -1,5 +1,6 @@
 import Foundation
 import SnoozeFuseAudio
+import SnoozeFuseTestSupport
 import Testing
 
 @Test func sndfileVersionNamesTheLibrary() {

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import SnoozeFuseAudio
+import SnoozeFuseTestSupport
 import Testing
 
 @Suite struct SoundFileErrorTests {

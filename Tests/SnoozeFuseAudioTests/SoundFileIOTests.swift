@@ -1,5 +1,6 @@
 import Foundation
 import SnoozeFuseAudio
+import SnoozeFuseTestSupport
 import Testing
 
 /// A byte source that fails after handing over its first `limit` bytes.

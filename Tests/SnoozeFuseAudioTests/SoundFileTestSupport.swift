@@ -1,58 +1,6 @@
 import Foundation
 import SnoozeFuseAudio
-
-/// A folder under the system's temporary directory, removed when the value goes away.
-final class TemporaryFolder {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("snoozefuse-sndfile-tests-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-}
-
-struct ToolFailure: Error, CustomStringConvertible {
-    var description: String
-}
-
-/// Runs an external tool (sox, ffmpeg, sndfile-convert) found on `PATH`. A missing tool or a failing
-/// run throws, so the test fails loudly instead of being skipped.
-func runTool(_ name: String, _ arguments: [String]) throws {
-    let searchPath = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-    let candidates = searchPath.split(separator: ":").map { "\($0)/\(name)" }
-    guard let executable = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-        throw ToolFailure(description: "'\(name)' is not installed (the tests need sox, ffmpeg and sndfile-programs)")
-    }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    let errors = Pipe()
-    process.standardError = errors
-    process.standardOutput = FileHandle.nullDevice
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    let errorOutput = errors.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-        let text = String(decoding: errorOutput, as: UTF8.self)
-        throw ToolFailure(description: "\(name) \(arguments.joined(separator: " ")) failed (\(process.terminationStatus)): \(text)")
-    }
-}
-
-/// Little-endian 32-bit float samples from a raw file.
-func rawFloats(atPath path: String) throws -> [Float] {
-    let data = try Data(contentsOf: URL(fileURLWithPath: path))
-    return data.withUnsafeBytes { bytes in
-        stride(from: 0, to: bytes.count - 3, by: 4).map { offset in
-            Float(bitPattern: UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
-        }
-    }
-}
+import SnoozeFuseTestSupport
 
 /// A reference decode of `path` to interleaved floats, by sox.
 func soxReference(_ path: String, in folder: TemporaryFolder) throws -> [Float] {
@@ -67,6 +15,8 @@ func ffmpegReference(_ path: String, in folder: TemporaryFolder) throws -> [Floa
     try runTool("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", path, "-f", "f32le", "-c:a", "pcm_f32le", output])
     return try rawFloats(atPath: output)
 }
+
+// The readers stay in this target: they read through SnoozeFuseAudio's SoundFile.
 
 /// Reads every frame, a small buffer at a time (the way playback streams).
 func readAll(_ file: inout SoundFile, framesPerRead: Int = 1000) throws -> [Float] {
@@ -84,32 +34,6 @@ func readAll(atPath path: String) throws -> (info: SoundFileInfo, samples: [Floa
     var file = try SoundFile(readingAtPath: path)
     let samples = try readAll(&file)
     return (file.info, samples)
-}
-
-/// `nil` when the two are identical, else where they first differ: a short text for a failing
-/// expectation instead of tens of thousands of printed samples.
-func firstDifference(_ a: some Collection<Float>, _ b: some Collection<Float>) -> String? {
-    guard a.count == b.count else { return "\(a.count) samples against \(b.count)" }
-    for (index, (x, y)) in zip(a, b).enumerated() where x != y {
-        return "sample \(index): \(x) against \(y)"
-    }
-    return nil
-}
-
-func maxAbsoluteDifference(_ a: [Float], _ b: [Float]) -> Float {
-    zip(a, b).reduce(0) { Swift.max($0, abs($1.0 - $1.1)) }
-}
-
-func rmsDifference(_ a: [Float], _ b: [Float]) -> Double {
-    let count = min(a.count, b.count)
-    guard count > 0 else { return .infinity }
-    let sum = zip(a, b).reduce(0.0) { $0 + Double($1.0 - $1.1) * Double($1.0 - $1.1) }
-    return (sum / Double(count)).squareRoot()
-}
-
-func rms(_ a: [Float]) -> Double {
-    guard !a.isEmpty else { return 0 }
-    return (a.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(a.count)).squareRoot()
 }
 
 /// Makes the two-channel source everything else is converted from: a chirp on the left, a steady

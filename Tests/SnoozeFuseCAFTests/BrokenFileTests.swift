@@ -1,5 +1,6 @@
 import Foundation
 import SnoozeFuseCAF
+import SnoozeFuseTestSupport
 import Testing
 
 /// An issue as a test expects it: code, severity and offset; the message is compared when given.

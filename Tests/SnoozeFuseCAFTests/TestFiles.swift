@@ -3,51 +3,6 @@ import Foundation
 import Synchronization
 import Testing
 
-/// A scratch folder for one test, removed when the value goes away.
-final class TemporaryFolder: Sendable {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("snoozefuse-caf-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    func file(_ name: String) -> URL { url.appendingPathComponent(name) }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-}
-
-struct ToolFailure: Error, CustomStringConvertible {
-    var description: String
-}
-
-/// Runs an external tool found on PATH. A missing tool or a failing run throws, so the test fails
-/// loudly instead of skipping.
-func runTool(_ tool: String, _ arguments: [String], stdout: URL? = nil) throws {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = [tool] + arguments
-    let errors = Pipe()
-    process.standardError = errors
-    var output: FileHandle?
-    if let stdout {
-        _ = FileManager.default.createFile(atPath: stdout.path, contents: nil)
-        output = try FileHandle(forWritingTo: stdout)
-        process.standardOutput = output
-    } else {
-        process.standardOutput = FileHandle.nullDevice
-    }
-    try process.run()
-    let message = errors.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    try output?.close()
-    guard process.terminationStatus == 0 else {
-        throw ToolFailure(description: "\(tool) \(arguments.joined(separator: " ")) exited with \(process.terminationStatus): "
-            + String(decoding: message, as: UTF8.self))
-    }
-}
-
 func readBytes(_ url: URL) throws -> [UInt8] {
     [UInt8](try Data(contentsOf: url))
 }

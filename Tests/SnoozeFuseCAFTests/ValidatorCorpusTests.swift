@@ -1,5 +1,6 @@
 import Foundation
 import SnoozeFuseCAF
+import SnoozeFuseTestSupport
 import Testing
 
 /// What one tool-made file must produce.
@@ -122,7 +123,7 @@ private let corpus: [CorpusCase] = [
     CorpusCase(name: "ffmpeg pcm_s16le to a pipe", make: { folder, source in
         let out = folder.file("out.caf")
         try runTool("ffmpeg", ["-hide_banner", "-loglevel", "error", "-i", source.path,
-                               "-c:a", "pcm_s16le", "-f", "caf", "pipe:1"], stdout: out)
+                               "-c:a", "pcm_s16le", "-f", "caf", "pipe:1"], stdout: out.path)
         return out
     }, expect: CorpusExpectation(
         format: .linearPCM, flags: 2, frames: 4000, warnings: [.dataSizeUnknown],

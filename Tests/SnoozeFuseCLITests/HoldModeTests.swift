@@ -66,8 +66,7 @@ struct PtyRun {
     var transcript: URL { folder.appendingPathComponent("terminal.bin") }
 
     init() throws {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("snoozefuse-pty-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        folder = try makeTemporaryDirectory()
         try ptyDriver.write(to: driver, atomically: true, encoding: .utf8)
     }
 

@@ -10,7 +10,7 @@ struct InstallTests {
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     @Test func theInstalledBinaryFindsItsPluginsAndSounds() async throws {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("snoozefuse-install-\(UUID().uuidString)")
+        let scratch = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: scratch) }
         let prefix = scratch.appendingPathComponent("opt/snoozefuse")
         let script = Self.packageRoot.appendingPathComponent("Scripts/install.sh")
@@ -50,8 +50,7 @@ struct InstallTests {
     }
 
     @Test func installingFromAFolderWithoutABuildSaysWhatToDo() async throws {
-        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("snoozefuse-empty-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        let empty = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: empty) }
         let script = Self.packageRoot.appendingPathComponent("Scripts/install.sh")
         let result = try await runProcess(script, [empty.path, empty.appendingPathComponent("prefix").path])

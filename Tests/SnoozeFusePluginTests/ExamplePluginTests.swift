@@ -12,7 +12,7 @@ struct ExamplePluginTests {
         let folder = try PluginFolder()
         defer { folder.cleanUp() }
         let path = try folder.buildC("example-rain.so", source: repositoryRoot.appendingPathComponent("Examples/c-plugin/rain.c").path)
-        let result = try run(snoozefuse, ["plugins", "check", path])
+        let result = try runMergingOutput(snoozefuse, ["plugins", "check", path])
         #expect(result.status == 0, "\(result.output)")
         #expect(result.output.contains("org.example.rain"))
     }
@@ -21,12 +21,12 @@ struct ExamplePluginTests {
         let folder = try PluginFolder()
         defer { folder.cleanUp() }
         let path = folder.path + "/example-swift.so"
-        let build = try run("/usr/bin/env", [
+        let build = try runMergingOutput("/usr/bin/env", [
             "swiftc", "-emit-library", "-parse-as-library", "-O", "-module-name", "ExampleSwiftPlugin",
             "-I", abiInclude, repositoryRoot.appendingPathComponent("Examples/swift-plugin/Plugin.swift").path, "-o", path,
         ])
         #expect(build.status == 0, "\(build.output)")
-        let result = try run(snoozefuse, ["plugins", "check", path])
+        let result = try runMergingOutput(snoozefuse, ["plugins", "check", path])
         #expect(result.status == 0, "\(result.output)")
         #expect(result.output.contains("org.example.swift-chime"))
         #expect(result.output.contains("sound_source + pulse_emitter"))

@@ -56,7 +56,7 @@ struct PluginIsolationTests {
         try folder.buildC("crash.so", defines: ["PLUGIN_ID=\"org.test.crash\"", "CRASH_AFTER_FRAMES=480000"])
         var environment = ProcessInfo.processInfo.environment
         environment["SNOOZEFUSE_PLUGIN_PATH"] = folder.path
-        let result = try run(snoozefuse, [
+        let result = try runMergingOutput(snoozefuse, [
             "nap", "--preset", "quick-test", "--no-hold", "--release", "0", "--nap", "1", "--ring-limit", "3",
             "--device", "null", "--source", "org.test.crash", "--events", "jsonl", "--quiet",
         ], environment: environment)
@@ -78,7 +78,7 @@ struct PluginIsolationTests {
         try folder.buildC("crash.so", defines: ["PLUGIN_ID=\"org.test.crashpulse\"", "EMITTER", "EMIT_CRASH"])
         var environment = ProcessInfo.processInfo.environment
         environment["SNOOZEFUSE_PLUGIN_PATH"] = folder.path
-        let result = try run(snoozefuse, [
+        let result = try runMergingOutput(snoozefuse, [
             "nap", "--preset", "quick-test", "--no-hold", "--release", "0", "--nap", "1", "--ring-limit", "2",
             "--device", "null", "--emitter", "org.test.crashpulse", "--events", "jsonl", "--quiet",
         ], environment: environment)
@@ -91,7 +91,7 @@ struct PluginIsolationTests {
         let folder = try PluginFolder()
         defer { folder.cleanUp() }
         let path = try folder.buildC("good.so", defines: ["EMITTER"])
-        let result = try run(snoozefuse, ["plugins", "check", path])
+        let result = try runMergingOutput(snoozefuse, ["plugins", "check", path])
         #expect(result.status == 0, "\(result.output)")
         #expect(result.output.contains("all"))
         #expect(!result.output.contains("PROBLEM"))
@@ -101,7 +101,7 @@ struct PluginIsolationTests {
         let folder = try PluginFolder()
         defer { folder.cleanUp() }
         let path = try folder.buildC("crash.so", defines: ["CRASH_AFTER_FRAMES=1000"])
-        let result = try run(snoozefuse, ["plugins", "check", path])
+        let result = try runMergingOutput(snoozefuse, ["plugins", "check", path])
         #expect(result.status == 65)
         #expect(result.output.contains("create_sound_source returns a complete instance"))
         #expect(result.output.contains("the plugin crashed the checking process: killed by signal 11"))
@@ -111,7 +111,7 @@ struct PluginIsolationTests {
         let folder = try PluginFolder()
         defer { folder.cleanUp() }
         let path = try folder.buildC("slow.so", defines: ["EMITTER", "EMIT_BLOCK_MS=5000"])
-        let result = try run(snoozefuse, ["plugins", "check", path])
+        let result = try runMergingOutput(snoozefuse, ["plugins", "check", path])
         #expect(result.status == 65)
         #expect(result.output.contains("did not return within 1000 ms"))
     }
@@ -128,7 +128,7 @@ struct PluginIsolationTests {
         ]
         for (name, defines, expected) in cases {
             let path = try folder.buildC(name, defines: defines)
-            let result = try run(snoozefuse, ["plugins", "check", path])
+            let result = try runMergingOutput(snoozefuse, ["plugins", "check", path])
             #expect(result.status == 65, "\(name): \(result.output)")
             #expect(result.output.contains(expected), "\(name): \(result.output)")
             #expect(result.output.contains(path), "\(name): \(result.output)")
@@ -136,7 +136,7 @@ struct PluginIsolationTests {
     }
 
     @Test func listShowsBuiltInPluginsWithKindsAndFeaturesByName() throws {
-        let result = try run(snoozefuse, ["plugins", "list", "--json"])
+        let result = try runMergingOutput(snoozefuse, ["plugins", "list", "--json"])
         #expect(result.status == 0, "\(result.output)")
         let listing = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any], "\(result.output)")
         #expect(listing["problems"] is [Any])
@@ -169,7 +169,7 @@ struct PluginIsolationTests {
         var environment = ProcessInfo.processInfo.environment
         environment["SNOOZEFUSE_PLUGIN_PATH"] = folder.path
         for arguments in [["plugins", "list", "--json"], ["plugins", "info", "org.test.both", "--json"]] {
-            let result = try run(snoozefuse, arguments, environment: environment)
+            let result = try runMergingOutput(snoozefuse, arguments, environment: environment)
             #expect(result.status == 0, "\(result.output)")
             let object = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
             let plugin = try #require(((object["plugins"] as? [[String: Any]]) ?? [object]).first { $0["id"] as? String == "org.test.both" })
@@ -178,7 +178,7 @@ struct PluginIsolationTests {
             #expect(plugin["unknownFeatureBits"] as? String == "0x10000000000", "\(arguments)")
             #expect(plugin["path"] as? String == path)
         }
-        let text = try run(snoozefuse, ["plugins", "info", "org.test.both"], environment: environment)
+        let text = try runMergingOutput(snoozefuse, ["plugins", "info", "org.test.both"], environment: environment)
         #expect(text.output.contains("kinds:    sound_source, pulse_emitter"), "\(text.output)")
         #expect(text.output.contains("features: stereo, hardware, unknown(0x10000000000)"), "\(text.output)")
     }

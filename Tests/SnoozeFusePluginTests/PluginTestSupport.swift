@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import SnoozeFusePluginHost
+import SnoozeFuseTestSupport
 
 /// The repository root (tests build plugins from its sources).
 let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -12,9 +13,7 @@ struct PluginFolder {
     let path: String
 
     init() throws {
-        var template = Array((NSTemporaryDirectory() + "/snoozefuse-plugin-test-XXXXXX").utf8CString)
-        guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
-        path = String(cString: made)
+        path = try makeTemporaryDirectory().path
     }
 
     func cleanUp() { try? FileManager.default.removeItem(atPath: path) }
@@ -37,7 +36,7 @@ struct PluginFolder {
 
     private func compile(_ name: String, _ arguments: [String]) throws -> String {
         let output = path + "/" + name
-        let result = try run("/usr/bin/env", ["cc", "-std=c11", "-O1"] + arguments + ["-o", output])
+        let result = try runMergingOutput("/usr/bin/env", ["cc", "-std=c11", "-O1"] + arguments + ["-o", output])
         guard result.status == 0 else { throw BuildFailure(output: result.output) }
         return output
     }
@@ -48,30 +47,8 @@ struct BuildFailure: Error, CustomStringConvertible {
     var description: String { "build failed: \(output)" }
 }
 
-/// Runs a program to its end; returns its status and its standard output and error together.
-/// Output goes to a temporary file rather than a pipe: plugins under test start child processes,
-/// and the SIGCHLD they cause can interrupt Foundation's pipe reads, which it does not retry.
-func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, output: String, signalled: Bool) {
-    let log = NSTemporaryDirectory() + "/snoozefuse-test-output-\(UUID().uuidString)"
-    guard FileManager.default.createFile(atPath: log, contents: nil), let handle = FileHandle(forWritingAtPath: log) else {
-        throw CocoaError(.fileWriteUnknown)
-    }
-    defer { try? FileManager.default.removeItem(atPath: log) }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    if let environment { process.environment = environment }
-    process.standardOutput = handle
-    process.standardError = handle
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    process.waitUntilExit()
-    try handle.close()
-    let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-    return (process.terminationStatus, output, process.terminationReason == .uncaughtSignal)
-}
-
 /// A logger that keeps what it is given, to assert on.
+/// (Stays in this target: a swift-log handler, and SnoozeFuseTestSupport imports no logging library.)
 final class LogRecorder: @unchecked Sendable {
     // @unchecked Sendable: `lines` is only touched under `lock`.
     private let lock = NSLock()

@@ -67,7 +67,7 @@ struct RumblePluginTests {
         // Through `snoozefuse plugins check` (a separate process): its two pulses (1.0 for 60 ms,
         // 0.7 for 40 ms) reach the device the same way, and the effect is erased when it ends.
         let before = records.count
-        let check = try run(snoozefuse, ["plugins", "check", path, "--config", "device=\(device.path)"])
+        let check = try runMergingOutput(snoozefuse, ["plugins", "check", path, "--config", "device=\(device.path)"])
         #expect(check.status == 0, "\(check.output)")
         let checked = Array(try device.waitForRecords { $0.dropFirst(before).contains { $0.kind == "erase" } }.dropFirst(before))
         let checkUploads = checked.filter { $0.kind == "upload" }
@@ -95,7 +95,7 @@ struct RumblePluginTests {
         let folder = try PluginFolder()
         defer { folder.cleanUp() }
         let helper = try folder.buildProgram("uinput_device", source: uinputHelperSource)
-        let result = try run(helper, ["vibrate", folder.path + "/log", folder.path])
+        let result = try runMergingOutput(helper, ["vibrate", folder.path + "/log", folder.path])
         #expect(result.status == 64)
         #expect(result.output.contains("usage: uinput_device rumble|keys LOG NODE_FOLDER"))
     }

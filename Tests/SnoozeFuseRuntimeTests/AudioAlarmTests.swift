@@ -129,14 +129,6 @@ struct AudioAlarmTests {
 /// The event loop the tests' outputs run on (as a nap's run on its command's loop).
 let testLoop = EventLoop(name: "test-loop")
 
-func makeTemporaryDirectory() throws -> URL {
-    let url = FileManager.default.temporaryDirectory
-        .appendingPathComponent("snoozefuse-audio-alarm-\(UUID().uuidString)", isDirectory: true)
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true,
-                                            attributes: [.posixPermissions: 0o700])
-    return url
-}
-
 @Suite("Sleep sound on ALSA", .serialized)
 struct SleepSoundTests {
     /// Notices from the sleep sound, in order.
@@ -150,8 +142,8 @@ struct SleepSoundTests {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let sine = directory.appendingPathComponent("sine.wav").path
-        _ = try await runProcess(executableInPath("sox"), ["-n", "-r", "48000", "-c", "1", "-e", "floating-point", "-b", "32",
-                                                     sine, "synth", "0.5", "sine", "500", "gain", "-n"])
+        try runTool("sox", ["-n", "-r", "48000", "-c", "1", "-e", "floating-point", "-b", "32",
+                            sine, "synth", "0.5", "sine", "500", "gain", "-n"])
         let out = directory.appendingPathComponent("sleep.wav").path
         let notices = Notices()
         let settings = AlarmPlaybackSettings(sound: .file(path: sine), gain: AlarmGain(percent: 40, fadeIn: .seconds(10)),
@@ -166,11 +158,9 @@ struct SleepSoundTests {
         await sleep.stop()
         let bytes = try Data(contentsOf: URL(fileURLWithPath: out))
         #expect(bytes.count == expectedBytes, "exactly the 3 s it was given")
-        let samples = bytes.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        let samples = rawFloats(in: bytes)
         // Fade-in and fade-out each take a third of a short play (1 s here, not the asked 10 s).
-        func rms(_ range: Range<Int>) -> Double {
-            (samples[range].reduce(0) { $0 + Double($1) * Double($1) } / Double(range.count)).squareRoot()
-        }
+        func rms(_ range: Range<Int>) -> Double { SnoozeFuseTestSupport.rms(samples[range]) }
         #expect(abs(samples[0]) < 0.001 && samples.suffix(48).allSatisfy { abs($0) < 0.002 }, "silent at both ends")
         #expect(abs(rms(48_000 ..< 96_000) - 0.4 / 2.0.squareRoot()) < 0.005, "full level in the middle second")
         #expect(rms(0 ..< 24_000) < rms(24_000 ..< 48_000) && rms(96_000 ..< 120_000) > rms(120_000 ..< 144_000))

@@ -11,10 +11,7 @@ import Testing
 
     /// A fresh folder under the system's temporary directory, with symlinks resolved.
     static func scratchFolder() throws -> URL {
-        let url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("snoozefuse-locator-tests-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url.resolvingSymlinksInPath()
+        try makeTemporaryDirectory().resolvingSymlinksInPath()
     }
 
     static func touch(_ url: URL) throws {

@@ -6,6 +6,7 @@ import Synchronization
 import Testing
 
 /// Pulses handed to a sink, with the clock time they were handed over.
+/// (Stays in this target: `PulseSink` is SnoozeFuseRuntime's, which SnoozeFuseTestSupport does not import.)
 final class RecordingPulses: PulseSink {
     let clock: ManualClock
     let pulses = Mutex<[(intensity: Double, at: ManualClock.Instant)]>([])

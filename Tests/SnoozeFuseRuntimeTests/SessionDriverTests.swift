@@ -5,6 +5,8 @@ import SnoozeFuseRuntime
 import SnoozeFuseTestSupport
 import Synchronization
 
+// These doubles stay in this target: they conform to SnoozeFuseRuntime protocols, which SnoozeFuseTestSupport must not import.
+
 /// Collects what the driver reports, in order.
 final class RecordingObserver: SessionObserver {
     let records = Mutex<[SessionRecord]>([])

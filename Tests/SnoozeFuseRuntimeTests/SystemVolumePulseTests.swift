@@ -113,26 +113,3 @@ struct VolumeSeen: Sendable {
     var status: Int32 = -1
     var stderr = ""
 }
-
-extension PrivatePulse {
-    /// Runs `pactl` against the private daemon; returns its standard output when `output` is set.
-    @discardableResult
-    func pactl(_ arguments: [String], output wanted: Bool = false) throws -> String {
-        let process = try launch(executableInPath("pactl"), arguments)
-        let output = LineCollector(process.standardOutput)
-        PrivatePulse.waitForExit(process)
-        guard process.terminationStatus == 0 else {
-            throw Failure(description: "pactl \(arguments.joined(separator: " ")) failed (\(process.terminationStatus))")
-        }
-        // The collector's thread reads until end of file; the process has exited, so that comes.
-        for _ in 0 ..< 200 where wanted && output.text.isEmpty { usleep(10_000) }
-        return output.text
-    }
-
-    /// The null sink's volume in percent (its first channel), as `pactl get-sink-volume` reports it.
-    func sinkVolumePercent() throws -> Int? {
-        let text = try pactl(["get-sink-volume", "nullsink"], output: true)
-        guard let percent = text.firstMatch(of: /(\d+)%/) else { return nil }
-        return Int(percent.1)
-    }
-}
