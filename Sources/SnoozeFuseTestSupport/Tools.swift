@@ -33,31 +33,38 @@ public struct ProcessResult: Sendable {
 }
 
 /// Runs `executable` with `arguments` and returns its exit status and output. Standard input is
-/// `/dev/null`, so the program sees no terminal.
+/// `/dev/null`, so the program sees no terminal. The program's nap state is its own (see
+/// ``isolatingNapState(_:)``) unless `environment` names a state folder.
 public func runProcess(
     _ executable: URL,
     _ arguments: [String],
     environment: [String: String]? = nil
 ) async throws -> ProcessResult {
-    let process = Process()
-    process.executableURL = executable
-    process.arguments = arguments
-    if let environment { process.environment = environment }
-    let output = Pipe(), error = Pipe()
-    process.standardOutput = output
-    process.standardError = error
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    // Read both pipes while the program runs, so a full pipe never blocks it.
-    async let outData = Task.detached { output.fileHandleForReading.readDataToEndOfFile() }.value
-    async let errData = Task.detached { error.fileHandleForReading.readDataToEndOfFile() }.value
-    let (out, err) = await (outData, errData)
-    process.waitUntilExit()
-    return ProcessResult(
-        status: process.terminationStatus,
-        standardOutput: String(decoding: out, as: UTF8.self),
-        standardError: String(decoding: err, as: UTF8.self)
-    )
+    try await Task.detached {
+        let output = try CaptureFile(), errors = try CaptureFile()
+        defer {
+            output.remove()
+            errors.remove()
+        }
+        let process = try runToEnd(executable, arguments, environment: environment,
+                                   standardOutput: output, standardError: errors)
+        return ProcessResult(status: process.terminationStatus, standardOutput: output.text, standardError: errors.text)
+    }.value
+}
+
+/// `environment` (this process's when nil) with a state folder and a runtime folder of its own
+/// (`XDG_STATE_HOME`, `XDG_RUNTIME_DIR`), unless it names a state folder already, and the folder
+/// that holds them, to keep for as long as the program runs. A nap takes a per-user lock and keeps
+/// its live state and control socket there: naps of tests that run side by side must not meet.
+public func isolatingNapState(_ environment: [String: String]?) throws -> (environment: [String: String], folder: TemporaryFolder?) {
+    var environment = environment ?? ProcessInfo.processInfo.environment
+    guard environment["XDG_STATE_HOME"] == nil || environment["XDG_STATE_HOME"] == ProcessInfo.processInfo.environment["XDG_STATE_HOME"] else {
+        return (environment, nil)
+    }
+    let folder = try TemporaryFolder(prefix: "snoozefuse-state")
+    environment["XDG_STATE_HOME"] = folder.path("state")
+    environment["XDG_RUNTIME_DIR"] = folder.url.path
+    return (environment, folder)
 }
 
 /// The program called `name` on `PATH` (as a shell would find it), or `name` itself when it is not
@@ -128,10 +135,12 @@ private func runToEnd(
     standardOutput: CaptureFile,
     standardError: CaptureFile
 ) throws -> Process {
+    let (environment, stateFolder) = try isolatingNapState(environment)
+    defer { withExtendedLifetime(stateFolder) {} }
     let process = Process()
     process.executableURL = executable
     process.arguments = arguments
-    if let environment { process.environment = environment }
+    process.environment = environment
     process.standardInput = FileHandle.nullDevice
     process.standardOutput = standardOutput.handle
     process.standardError = standardError.handle

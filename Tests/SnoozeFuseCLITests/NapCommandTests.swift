@@ -56,9 +56,12 @@ struct NapCommandTests {
     }
 
     @Test func sigintCancelsWithExit130() async throws {
+        let (environment, stateFolder) = try isolatingNapState(nil)
+        defer { withExtendedLifetime(stateFolder) {} }
         let process = Process()
         process.executableURL = snoozefuse
         process.arguments = ["nap", "--no-hold", "--events", "jsonl", "--quiet"]
+        process.environment = environment
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice

@@ -1,4 +1,5 @@
 import Foundation
+import SnoozeFuseTestSupport
 @testable import SnoozeFuseSoundLibrary
 import Testing
 

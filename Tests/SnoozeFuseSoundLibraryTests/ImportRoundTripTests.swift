@@ -1,4 +1,5 @@
 import Foundation
+import SnoozeFuseTestSupport
 import SnoozeFuseAudio
 import SnoozeFuseCAF
 import SnoozeFuseSoundLibrary
@@ -123,7 +124,7 @@ struct ImportRoundTripTests {
         // Exact: the same packets decoded by libsndfile from ffmpeg's AIFF-C.
         #expect(firstDifference(try intSamples(stored).samples, try intSamples(copied).samples) == nil)
         // Close: ffmpeg's decoder.
-        let ours = try floatSamples(stored), theirs = try rawFloats(ffmpegDecode)
+        let ours = try floatSamples(stored), theirs = try rawFloats(atPath: ffmpegDecode)
         #expect(ours.count == theirs.count)
         #expect(firstDifference(Array(ours.prefix(64 * channels)), Array(theirs.prefix(64 * channels))) == nil)
         #expect(rmsDifference(ours, theirs) < 0.005)

@@ -97,47 +97,6 @@ final class Scratch: Sendable {
     }
 }
 
-struct ToolFailure: Error, CustomStringConvertible {
-    var description: String
-}
-
-/// Runs an external tool (sox, ffmpeg, sndfile-convert, sqlite3) found on `PATH` and returns its
-/// standard output. A missing tool or a failing run throws, so the test fails instead of skipping.
-@discardableResult
-func runTool(_ name: String, _ arguments: [String], stdout: String? = nil) throws -> String {
-    let searchPath = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-    guard let executable = searchPath.split(separator: ":").map({ "\($0)/\(name)" })
-        .first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-        throw ToolFailure(description: "'\(name)' is not installed (Scripts/apt-packages.txt lists what the tests need)")
-    }
-    // Output goes to files, not pipes: nothing to drain while the tool runs, no reads to interrupt.
-    let capture = FileManager.default.temporaryDirectory.appendingPathComponent("snoozefuse-tool-\(UUID().uuidString)")
-    let outputPath = stdout ?? capture.path + ".out", errorPath = capture.path + ".err"
-    defer {
-        try? FileManager.default.removeItem(atPath: errorPath)
-        if stdout == nil { try? FileManager.default.removeItem(atPath: outputPath) }
-    }
-    _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
-    _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
-    let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
-    let errors = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    process.standardInput = FileHandle.nullDevice
-    process.standardOutput = output
-    process.standardError = errors
-    try process.run()
-    process.waitUntilExit()
-    try output.close()
-    try errors.close()
-    guard process.terminationStatus == 0 else {
-        let message = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
-        throw ToolFailure(description: "\(name) \(arguments.joined(separator: " ")) failed (\(process.terminationStatus)): \(message)")
-    }
-    return stdout == nil ? try String(contentsOfFile: outputPath, encoding: .utf8) : ""
-}
-
 /// A stereo test signal, a chirp left and a tone right: `sox` writes it in the given encoding.
 func makeSignal(_ path: String, seconds: Double = 1, rate: Int = 44_100, channels: Int = 2, soxOptions: [String] = ["-b", "16"]) throws {
     let synth = channels == 2 ? ["sine", "300-3000", "sine", "440"] : ["sine", "300-3000"]
@@ -173,31 +132,10 @@ func readAll<Sample>(_ file: inout SoundFile, zero: Sample,
     return samples
 }
 
-/// Little-endian 32-bit floats from a raw file (ffmpeg's `-f f32le`).
-func rawFloats(_ path: String) throws -> [Float] {
-    let data = try Data(contentsOf: URL(fileURLWithPath: path))
-    return data.withUnsafeBytes { bytes in
-        stride(from: 0, to: bytes.count - 3, by: 4).map {
-            Float(bitPattern: UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: $0, as: UInt32.self)))
-        }
-    }
-}
-
-/// `nil` when equal, else where they first differ (a short text instead of a huge dump).
-func firstDifference<T: Equatable>(_ a: [T], _ b: [T]) -> String? {
-    guard a.count == b.count else { return "\(a.count) samples against \(b.count)" }
-    if let index = a.indices.first(where: { a[$0] != b[$0] }) { return "sample \(index): \(a[index]) against \(b[index])" }
-    return nil
-}
-
-func rmsDifference(_ a: [Float], _ b: [Float]) -> Double {
-    let count = min(a.count, b.count)
-    guard count > 0 else { return .infinity }
-    return (zip(a, b).reduce(0.0) { $0 + Double($1.0 - $1.1) * Double($1.0 - $1.1) } / Double(count)).squareRoot()
-}
-
+/// The largest difference between two sample runs (the shared `maxAbsoluteDifference`, under the
+/// name these tests' expectations use).
 func maxDifference(_ a: [Float], _ b: [Float]) -> Float {
-    zip(a, b).reduce(0) { max($0, abs($1.0 - $1.1)) }
+    maxAbsoluteDifference(a, b)
 }
 
 /// The stored file of an imported sound.
