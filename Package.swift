@@ -139,6 +139,7 @@ let package = Package(
         // MARK: Test support (controllable doubles, like NIOEmbedded) and tests
         .target(
             name: "SnoozeFuseTestSupport",
+            dependencies: ["SnoozeFuseSystem"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -36,7 +36,7 @@ LAYERS = {
     "SnoozeFuseSystem": {"CLinux"},
     "SnoozeFuseCore": set(),
     "SnoozeFuseCAF": set(),
-    "SnoozeFuseTestSupport": {"SnoozeFuseCore"},
+    "SnoozeFuseTestSupport": {"SnoozeFuseSystem"},
 }
 
 IMPORT = re.compile(r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|package|internal|fileprivate|private)\s+)?import\s+(?:(?:struct|class|enum|protocol|func|var|let|typealias)\s+)?([A-Za-z_][A-Za-z0-9_]*)")

@@ -4,6 +4,8 @@
 #   PREFIX/lib/snoozefuse/snoozefuse-plugin-host        (the only program that loads plugins)
 #   PREFIX/lib/snoozefuse/plugins/libsnoozefuse-*.so   (the built-in plugins)
 #   PREFIX/share/snoozefuse/sounds/*.caf                (the built-in alarm sounds)
+#   PREFIX/lib/systemd/user/snoozefuse-resume.service    (rings a nap a reboot interrupted, at login:
+#                                                        systemctl --user enable snoozefuse-resume)
 # The binary finds the other two from its own location, so the tree can be moved as a whole.
 # Plugins are installed 0644 in folders 0755: snoozefuse refuses plugins that others can write.
 #
@@ -36,4 +38,18 @@ for plugin in tone noise terminal command led rumble; do
     install -m 0644 "$products/libsnoozefuse-$plugin.so" "$destination/lib/snoozefuse/plugins/"
 done
 install -m 0644 "$root"/Sounds/*.caf "$destination/share/snoozefuse/sounds/"
-echo "installed snoozefuse in $destination (bin, lib/snoozefuse, lib/snoozefuse/plugins, share/snoozefuse/sounds)"
+install -d "$destination/lib/systemd/user"
+cat > "$destination/lib/systemd/user/snoozefuse-resume.service" <<UNIT
+[Unit]
+Description=Ring the alarm of a nap that a reboot interrupted (snoozefuse resume)
+
+[Service]
+Type=simple
+ExecStart=$prefix/bin/snoozefuse resume --if-interrupted
+
+[Install]
+WantedBy=default.target
+UNIT
+chmod 0644 "$destination/lib/systemd/user/snoozefuse-resume.service"
+echo "installed snoozefuse in $destination (bin, lib/snoozefuse, lib/snoozefuse/plugins, share/snoozefuse/sounds, lib/systemd/user)"
+echo "to ring naps a reboot interrupted, at login: systemctl --user enable snoozefuse-resume.service"

@@ -12,11 +12,15 @@ public struct AlarmPlaybackSettings: Sendable, Hashable {
     public var duration: Duration?
     /// What plays if the sound fails mid-stream.
     public var onSourceFailure: SourceFailureFallback
+    /// What plays on the same device when `sound` cannot be read when the alarm starts (a built-in
+    /// sound); the synthesized tone when that fails too.
+    public var fallbackSound: AlarmSound
 
     public init(sound: AlarmSound = .builtInTone, gain: AlarmGain = AlarmGain(percent: 80, fadeIn: .seconds(10)),
                 configuration: PCMConfiguration? = nil, duration: Duration? = nil,
-                onSourceFailure: SourceFailureFallback = .builtInTone) {
+                onSourceFailure: SourceFailureFallback = .builtInTone, fallbackSound: AlarmSound = .builtInTone) {
         self.sound = sound
+        self.fallbackSound = fallbackSound
         self.gain = gain
         self.configuration = configuration
         self.duration = duration
@@ -120,8 +124,17 @@ public enum AlarmPlayer {
         do {
             source = try settings.sound.makeSource(deviceRate: format.sampleRate)
         } catch {
-            output.close()
-            throw .sound(error)
+            guard settings.onSourceFailure == .builtInTone else {
+                output.close()
+                throw .sound(error)
+            }
+            // The device works; the sound does not (deleted, replaced by garbage): the built-in
+            // sound plays here rather than moving the alarm off a working device.
+            let fallback = (try? settings.fallbackSound.makeSource(deviceRate: format.sampleRate))
+                ?? AlarmToneSource(sampleRate: format.sampleRate)
+            let instead = fallback is AlarmToneSource ? "the built-in tone" : "the built-in sound \(settings.fallbackSound)"
+            onEvent(.soundSwitched("the alarm sound \(settings.sound) cannot be read (\(error.message)); \(instead) plays instead"))
+            source = fallback
         }
         let progress = AlarmPlaybackProgress()
         let gate = due.map(AlarmStartGate.init(due:))

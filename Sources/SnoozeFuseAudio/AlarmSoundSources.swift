@@ -31,6 +31,9 @@ public enum AlarmSound: Sendable, Hashable, CustomStringConvertible {
     case builtInTone
     /// A sound file libsndfile can decode, streamed and looped.
     case file(path: String)
+    /// A sound file held open since the nap began (see ``HeldSoundFile``): deleting, renaming or
+    /// replacing it afterwards changes nothing.
+    case held(HeldSoundFile)
     /// Frames made outside this module (a sound-source plugin's process): a fresh source per playback.
     /// When it comes up short the renderer switches to the built-in tone, as for a failing file.
     case custom(CustomAlarmSound)
@@ -39,6 +42,7 @@ public enum AlarmSound: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .builtInTone: "built-in alarm tone"
         case .file(let path): path
+        case .held(let file): file.path
         case .custom(let sound): sound.name
         }
     }
@@ -232,11 +236,36 @@ public struct AlarmToneSource: AlarmSoundSource {
 }
 
 extension AlarmSound {
+    /// Where a sound file is read from: its path, or the held descriptor's (`nil` for synthesized
+    /// and custom sounds).
+    public var readablePath: String? {
+        switch self {
+        case .file(let path): path
+        case .held(let file): file.readPath
+        case .builtInTone, .custom: nil
+        }
+    }
+
+    /// The sound file named, for saving and messages (the path the person gave, even when held).
+    public var filePath: String? {
+        switch self {
+        case .file(let path): path
+        case .held(let file): file.path
+        case .builtInTone, .custom: nil
+        }
+    }
+
+    /// The same sound, held open from now on (a file; other sounds as they are).
+    public func held() throws(SoundFileError) -> AlarmSound {
+        guard case .file(let path) = self else { return self }
+        return .held(try HeldSoundFile(path: path))
+    }
+
     /// A sound file's own rate and channel count (read from its header), and whether it holds
     /// 16-bit PCM; `nil` for synthesized sounds, which render at whatever the device takes, and for
     /// files that do not open (the error surfaces when the source is made).
     public var nativeFormat: (sampleRate: Int, channels: Int, isInt16PCM: Bool)? {
-        guard case .file(let path) = self, let file = try? SoundFile(readingAtPath: path),
+        guard let path = readablePath, let file = try? SoundFile(readingAtPath: path),
               file.info.sampleRate > 0, file.info.channels > 0 else { return nil }
         return (file.info.sampleRate, file.info.channels, file.info.format.subtype == .pcm16)
     }
@@ -246,6 +275,7 @@ extension AlarmSound {
         switch self {
         case .builtInTone: AlarmToneSource(sampleRate: deviceRate)
         case .file(let path): try LoopingSoundFileSource(path: path)
+        case .held(let file): try LoopingSoundFileSource(path: file.readPath)
         case .custom(let sound): try sound.makeSource(deviceRate: deviceRate)
         }
     }
@@ -253,7 +283,7 @@ extension AlarmSound {
     /// The largest magnitude (full scale 1) in the first `limit` of a sound file, decoded as the
     /// alarm would; `nil` for synthesized sounds, which are never silent.
     public func peak(within limit: Duration) throws(SoundFileError) -> Float? {
-        guard case .file(let path) = self else { return nil }
+        guard let path = readablePath else { return nil }
         var file = try SoundFile(readingAtPath: path)
         let info = file.info
         let wanted = min(info.frames, framesFor(limit, rate: info.sampleRate))
@@ -276,7 +306,7 @@ extension AlarmSound {
     /// - Throws: `SoundFileError` (`isMissingInput` → exit 66, `isBadData` → exit 65).
     @discardableResult
     public func validate() throws(SoundFileError) -> SoundFileInfo? {
-        guard case .file(let path) = self else { return nil }
+        guard let path = readablePath else { return nil }
         var file = try SoundFile(readingAtPath: path)
         let info = file.info
         guard info.frames > 0, info.channels > 0, info.sampleRate > 0 else {
@@ -300,4 +330,29 @@ extension AlarmSound {
         }
         return info
     }
+}
+
+/// A sound file held open from the start of a nap, so that deleting, renaming or replacing it
+/// afterwards (a new file under its name) changes nothing: every playback opens it again through
+/// `/proc/self/fd/N`, which reaches the same file even once it has no name, with a position of its
+/// own. Only a change written into the file itself can still reach the alarm (the built-in sound
+/// then takes over on the same device).
+public final class HeldSoundFile: Sendable, Hashable {
+    /// The path the person gave.
+    public let path: String
+    private let descriptor: Int32
+
+    /// Opens `path` (a regular file, without blocking) and keeps it open for the life of the value.
+    public init(path: String) throws(SoundFileError) {
+        self.path = path
+        descriptor = try SoundFileCalls.openRegularFile(path)
+    }
+
+    deinit { close(descriptor) }
+
+    /// The path that opens the held file again.
+    public var readPath: String { "/proc/self/fd/\(descriptor)" }
+
+    public static func == (lhs: HeldSoundFile, rhs: HeldSoundFile) -> Bool { lhs === rhs }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }

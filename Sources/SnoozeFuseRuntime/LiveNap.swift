@@ -83,8 +83,13 @@ public final class LiveNap: Sendable {
             try? AtomicFile.remove(paths.liveSession)
             return .nothing
         case .missed(_, let late):
+            let due = live.alarm?.due.wall ?? "?"
+            var record = SessionRecord(.missed, elapsed: .zero, wall: wallNow,
+                                       message: "the alarm of the nap started \(live.started?.wall ?? "?") was due at \(due) and was missed by \(late.compactDescription)")
+            record.phase = live.phase
+            GuardianLog(paths: paths).append(record)
             try? AtomicFile.remove(paths.liveSession)
-            return .missed(due: live.alarm?.due.wall ?? "?", late: late)
+            return .missed(due: due, late: late)
         case .ring(let at, let reason, _):
             let setup = live.setup
             let configuration = NapConfiguration(
@@ -112,9 +117,19 @@ public final class LiveNap: Sendable {
                  ttyForBell: String? = nil) throws(NapSetupError) {
         let (notes, noteFeed) = AsyncStream.makeStream(of: SessionNote.self, bufferingPolicy: .unbounded)
         // An alarm must be heard: a sound too quiet to wake anyone is replaced now, with a warning.
-        let (sound, quiet) = AlarmSoundChoice.audible(chosen, volume: configuration.volume)
+        let (audible, quiet) = AlarmSoundChoice.audible(chosen, volume: configuration.volume)
         if let quiet { noteFeed.yield(.warning(quiet)) }
+        // Held open from now on: deleting or renaming the file during the nap changes nothing. If it
+        // cannot be read when the alarm starts, the built-in sound (held too) plays on the same device.
+        let sound: AlarmSound
+        do {
+            sound = try audible.held()
+        } catch {
+            throw NapSetupError(error.isMissingInput ? .missingInput : .badData, ["\(error)"])
+        }
         var settings = AlarmPlaybackSettings(sound: sound, gain: AlarmGain(percent: configuration.volume, fadeIn: configuration.fadeIn))
+        settings.fallbackSound = BuiltInSounds.locate()?.path(named: BuiltInSounds.defaultName)
+            .flatMap { try? AlarmSound.file(path: $0).held() } ?? .builtInTone
         let plugins = usesPlugins ? try NapPluginInstances.start(configuration, logger: lineLogger(.error, message)) {
             noteFeed.yield(.warning($0))
         } : nil
@@ -136,7 +151,7 @@ public final class LiveNap: Sendable {
                                                             gain: AlarmGain(percent: configuration.sleepVolume, fadeIn: .seconds(10))),
                             loop: loop) { noteFeed.yield(.warning($0)) }
         }
-        let soundPath: String? = if case .file(let path) = sound { path } else { nil }
+        let soundPath = sound.filePath
         let setup = SavedAlarmSetup(
             soundPath: soundPath, soundName: configuration.sound ?? BuiltInSounds.defaultName, device: configuration.device,
             volume: configuration.volume, fadeInSeconds: configuration.fadeIn.secondsValue,

@@ -63,12 +63,13 @@ final class ControlServer: Sendable {
             while let connection = UnixSocket.accept(listener) {
                 defer { Glibc.close(connection) }
                 guard running.withLock({ $0 }) else { return }
+                UnixSocket.setTimeLimit(connection, .seconds(2))
+                let line = UnixSocket.readLine(connection)
                 guard UnixSocket.peerUID(connection) == owner else {
                     Self.reply(connection, ControlReply(ok: false, message: "refused: this nap belongs to another user", state: nil))
                     continue
                 }
-                UnixSocket.setTimeLimit(connection, .seconds(2))
-                guard let line = UnixSocket.readLine(connection),
+                guard let line,
                       let request = try? JSONDecoder().decode(ControlRequest.self, from: Data(line.utf8)) else {
                     Self.reply(connection, ControlReply(ok: false, message: "not a request: expected one JSON object such as {\"command\":\"stop\"}", state: nil))
                     continue

@@ -23,6 +23,8 @@ public struct SessionRecord: Sendable, Equatable, Encodable {
         case adjusted
         /// The terminal went away; the nap goes on without it (`message`).
         case detached
+        /// An interrupted nap's alarm passed too long ago to ring (`message`): recorded, not rung.
+        case missed
         /// The countdown on screen changes (`countdown`); for displays, never written as an event.
         case countdown
         /// A heartbeat pulse went to the emitters while holding; for displays, never written as an event.

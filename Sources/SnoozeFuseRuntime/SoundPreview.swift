@@ -26,7 +26,7 @@ public final class SoundPreview: Sendable {
         } ?? .builtInTone
         try AlarmSoundChoice.check(chosen)
         var length = Duration.seconds(3)
-        if case .file(let path) = chosen, let info = try? SoundFile(readingAtPath: path).info {
+        if let path = chosen.readablePath, let info = try? SoundFile(readingAtPath: path).info {
             length = min(info.duration, .seconds(30))
         }
         self.length = duration ?? length

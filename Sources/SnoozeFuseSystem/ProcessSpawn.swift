@@ -26,10 +26,12 @@ public enum ProcessSpawn {
     }
 
     /// Starts `executable` with `arguments` (without the program name) and returns its PID.
-    /// - Parameter descriptors: the child's descriptors by number (0, 1, 2 and any others).
+    /// - Parameters:
+    ///   - descriptors: the child's descriptors by number (0, 1, 2 and any others).
+    ///   - environment: the child's environment (this process's when nil).
     /// - Throws: the errno of `posix_spawn`.
     public static func start(_ executable: String, _ arguments: [String], descriptors: [Int32: Descriptor],
-                             grouping: Grouping = .same) throws(SpawnError) -> Int32 {
+                             grouping: Grouping = .same, environment: [String: String]? = nil) throws(SpawnError) -> Int32 {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -58,9 +60,14 @@ public enum ProcessSpawn {
         }
         posix_spawnattr_setflags(&attributes, flags)
         let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
+        let envp: [UnsafeMutablePointer<CChar>?]? = environment.map { $0.map { strdup("\($0.key)=\($0.value)") } + [nil] }
+        defer {
+            argv.forEach { free($0) }
+            envp?.forEach { free($0) }
+        }
         var spawned: pid_t = 0
-        let status = posix_spawn(&spawned, executable, &actions, &attributes, argv, environ)
+        let status = envp.map { posix_spawn(&spawned, executable, &actions, &attributes, argv, $0) }
+            ?? posix_spawn(&spawned, executable, &actions, &attributes, argv, environ)
         guard status == 0 else { throw SpawnError(executable: executable, code: status) }
         return spawned
     }

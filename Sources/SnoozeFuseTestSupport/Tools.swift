@@ -1,4 +1,6 @@
 public import Foundation
+import SnoozeFuseSystem
+import Synchronization
 
 // Running programs from tests: the package's built products (`BuiltProducts`, `runProcess`) and the
 // external tools the tests compare against or build with (`runTool`, `runMergingOutput`).
@@ -40,16 +42,21 @@ public func runProcess(
     _ arguments: [String],
     environment: [String: String]? = nil
 ) async throws -> ProcessResult {
-    try await Task.detached {
-        let output = try CaptureFile(), errors = try CaptureFile()
-        defer {
-            output.remove()
-            errors.remove()
-        }
-        let process = try runToEnd(executable, arguments, environment: environment,
-                                   standardOutput: output, standardError: errors)
-        return ProcessResult(status: process.terminationStatus, standardOutput: output.text, standardError: errors.text)
-    }.value
+    // The wait blocks: on a thread of its own, never one of Swift's few shared ones, which tests
+    // running side by side would otherwise use up.
+    try await onOwnThread { try runProcessBlocking(executable, arguments, environment: environment) }
+}
+
+/// ``runProcess(_:_:environment:)`` for code that runs on a thread of its own (a test's timed
+/// script): blocks until the program has ended.
+public func runProcessBlocking(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil) throws -> ProcessResult {
+    let output = try CaptureFile(), errors = try CaptureFile()
+    defer {
+        output.remove()
+        errors.remove()
+    }
+    let status = try runToEnd(executable, arguments, environment: environment, standardOutput: output, standardError: errors)
+    return ProcessResult(status: status, standardOutput: output.text, standardError: errors.text)
 }
 
 /// `environment` (this process's when nil) with a state folder and a runtime folder of its own
@@ -101,9 +108,9 @@ public func runTool(_ name: String, _ arguments: [String], stdout: String? = nil
     defer { if stdout == nil { output.remove() } }
     let errors = try CaptureFile()
     defer { errors.remove() }
-    let process = try runToEnd(executable, arguments, environment: nil, standardOutput: output, standardError: errors)
-    guard process.terminationStatus == 0 else {
-        throw ToolFailure(description: "\(name) \(arguments.joined(separator: " ")) failed (\(process.terminationStatus)): \(errors.text)")
+    let status = try runToEnd(executable, arguments, environment: nil, standardOutput: output, standardError: errors)
+    guard status == 0 else {
+        throw ToolFailure(description: "\(name) \(arguments.joined(separator: " ")) failed (\(status)): \(errors.text)")
     }
     return stdout == nil ? output.text : ""
 }
@@ -118,39 +125,32 @@ public func runMergingOutput(
 ) throws -> (status: Int32, output: String, signalled: Bool) {
     let log = try CaptureFile()
     defer { log.remove() }
-    let process = try runToEnd(URL(fileURLWithPath: executable), arguments, environment: environment,
-                               standardOutput: log, standardError: log)
-    return (process.terminationStatus, log.text, process.terminationReason == .uncaughtSignal)
+    let status = try runToEnd(URL(fileURLWithPath: executable), arguments, environment: environment,
+                              standardOutput: log, standardError: log)
+    return (status > 128 ? status - 128 : status, log.text, status > 128)
 }
 
-/// Runs `executable` to its end with standard input `/dev/null` and its output into files.
+/// Runs `executable` to its end with standard input `/dev/null` and its output into files, and
+/// returns its exit status (128 + the signal when a signal ended it).
 ///
 /// Files rather than pipes: there is nothing to drain while the program runs, and no read to be
-/// interrupted. (Programs under test start children, and the SIGCHLD they cause can interrupt
-/// Foundation's pipe reads, which it does not retry.)
+/// interrupted. And `posix_spawn` with `waitpid` rather than Foundation's `Process`, whose
+/// `waitUntilExit` can miss a child's end when the program under test leaves processes of its own
+/// behind (a guardian, a tmux server) and wait for ever.
 private func runToEnd(
     _ executable: URL,
     _ arguments: [String],
     environment: [String: String]?,
     standardOutput: CaptureFile,
     standardError: CaptureFile
-) throws -> Process {
+) throws -> Int32 {
     let (environment, stateFolder) = try isolatingNapState(environment)
     defer { withExtendedLifetime(stateFolder) {} }
-    let process = Process()
-    process.executableURL = executable
-    process.arguments = arguments
-    process.environment = environment
-    process.standardInput = FileHandle.nullDevice
-    process.standardOutput = standardOutput.handle
-    process.standardError = standardError.handle
-    defer {
-        standardOutput.close()
-        if standardError.handle !== standardOutput.handle { standardError.close() }
-    }
-    try process.run()
-    process.waitUntilExit()
-    return process
+    standardOutput.close()
+    if standardError.path != standardOutput.path { standardError.close() }
+    let process = try BackgroundProcess(executable, arguments, environment: environment,
+                                        standardOutput: standardOutput.path, standardError: standardError.path)
+    return process.wait()
 }
 
 /// A file a program writes its output into: a given path, or a fresh one in the temporary directory.
@@ -175,4 +175,71 @@ private struct CaptureFile {
     func close() { try? handle.close() }
 
     func remove() { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// A program started in the background whose end the test waits for itself (`waitpid`), with its
+/// standard output and error in files: for programs a test kills or signals. (Foundation's
+/// `Process` can miss the end of a child killed with SIGKILL and wait for ever.)
+public final class BackgroundProcess: Sendable {
+    public let pid: Int32
+    private let ended = Mutex<Int32?>(nil)
+
+    /// Starts `executable arguments…` with `environment`, standard input `/dev/null`, output and
+    /// errors appended to the files at `standardOutput` and `standardError`.
+    public init(_ executable: URL, _ arguments: [String], environment: [String: String],
+                standardOutput: String, standardError: String) throws {
+        let output = open(standardOutput, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        let errors = open(standardError, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        defer {
+            if output >= 0 { close(output) }
+            if errors >= 0 { close(errors) }
+        }
+        guard output >= 0, errors >= 0 else { throw ToolFailure(description: "cannot open \(standardOutput) or \(standardError) for a program's output") }
+        do {
+            pid = try ProcessSpawn.start(executable.path, arguments, descriptors: [0: .devNull, 1: .inherit(output), 2: .inherit(errors)],
+                                         environment: environment)
+        } catch {
+            throw ToolFailure(description: error.description)
+        }
+    }
+
+    /// Whether it has not ended (reaping it when it has).
+    public var isRunning: Bool {
+        if ended.withLock({ $0 }) != nil { return false }
+        var status: Int32 = 0
+        guard waitpid(pid, &status, WNOHANG) == pid else { return true }
+        ended.withLock { $0 = status }
+        return false
+    }
+
+    /// Waits for its end and returns its exit status (128 + the signal when a signal ended it).
+    @discardableResult
+    public func wait() -> Int32 {
+        if let status = ended.withLock({ $0 }) { return Self.exitCode(status) }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        ended.withLock { $0 = status }
+        return Self.exitCode(status)
+    }
+
+    /// Waits for its end; returns its exit status and the CPU time it used (user and system, in
+    /// seconds, its own threads only).
+    public func waitWithUsage() -> (status: Int32, cpuSeconds: Double) {
+        var status: Int32 = 0
+        var usage = rusage()
+        while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
+        ended.withLock { $0 = status }
+        let cpu = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+        return (Self.exitCode(status), cpu)
+    }
+
+    /// Sends `signal`.
+    public func signal(_ signal: Int32) {
+        _ = kill(pid, signal)
+    }
+
+    private static func exitCode(_ status: Int32) -> Int32 {
+        let signal = status & 0x7f
+        return signal == 0 ? (status >> 8) & 0xff : 128 + signal
+    }
 }

@@ -72,6 +72,8 @@ final class Console {
             message("snoozefuse: \(record.message ?? "the alarm moved")")
         case .detached:
             detached = true
+        case .missed:
+            message("snoozefuse: \(record.message ?? "an alarm was missed")")
         case .phase:
             guard !quiet, !terminal.isTerminal, let phase = record.phase else { return }
             // Off a terminal there is no countdown line: say each phase once.

@@ -48,6 +48,9 @@ struct Nap: ParsableCommand {
     @Option(name: .customLong("ring-limit"), help: ArgumentHelp("Stop ringing by itself after this long (default: ring until stopped).", valueName: "duration"), transform: parseDurationOption)
     var ringLimit: Duration?
 
+    @Option(help: ArgumentHelp("How long a snooze lasts (s while ringing, or `snoozefuse snooze`).", valueName: "duration"), transform: parseDurationOption)
+    var snooze: Duration?
+
     @Flag(name: .customLong("no-hold"), help: "Start the release timer at once instead of waiting for a held key (for scripts; needed when standard input is not a terminal).")
     var noHold = false
 
@@ -81,6 +84,7 @@ struct Nap: ParsableCommand {
         if let nap { timers.nap = nap }
         if let max { timers.max = max }
         if let ringLimit { timers.ringLimit = ringLimit }
+        if let snooze { timers.snooze = snooze }
         return timers
     }
 

@@ -49,6 +49,20 @@ struct InstallTests {
         #expect(!nap.standardOutput.contains("\"warning\""), "\(nap.standardOutput)")
     }
 
+    @Test func aSystemdUserUnitResumesAnInterruptedNapAtLogin() async throws {
+        let scratch = try TemporaryFolder(prefix: "snoozefuse-install")
+        let prefix = scratch.url.appendingPathComponent("opt/snoozefuse")
+        let install = try await runProcess(Self.packageRoot.appendingPathComponent("Scripts/install.sh"), [BuiltProducts.folder.path, prefix.path])
+        #expect(install.status == 0, "stderr: \(install.standardError)")
+        let unit = try String(contentsOf: prefix.appendingPathComponent("lib/systemd/user/snoozefuse-resume.service"), encoding: .utf8)
+        #expect(unit.contains("ExecStart=\(prefix.path)/bin/snoozefuse resume --if-interrupted"), "\(unit)")
+        #expect(unit.contains("WantedBy=default.target"))
+        #expect(FileManager.default.isExecutableFile(atPath: prefix.appendingPathComponent("lib/snoozefuse/snoozefuse-plugin-host").path))
+        // What the unit runs does nothing, quietly, when no nap was interrupted.
+        let resume = try await runProcess(prefix.appendingPathComponent("bin/snoozefuse"), ["resume", "--if-interrupted"])
+        #expect(resume.status == 0 && resume.standardError.isEmpty, "\(resume.standardError)")
+    }
+
     @Test func installingFromAFolderWithoutABuildSaysWhatToDo() async throws {
         let empty = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: empty) }

@@ -51,9 +51,10 @@ struct PluginIsolationTests {
     @Test func napWithACrashingSourceStillRingsAndReportsIt() throws {
         let folder = try PluginFolder()
         defer { folder.cleanUp() }
-        // Ten seconds of audio before the crash: more than the pipe holds, so the child is still
-        // alive (blocked on the full pipe) when the alarm starts, and crashes while it rings.
-        try folder.buildC("crash.so", defines: ["PLUGIN_ID=\"org.test.crash\"", "CRASH_AFTER_FRAMES=480000"])
+        // Seven seconds of audio before the crash: more than the pipe holds (1 MiB: 5.5 s), so the
+        // child is still alive (blocked on the full pipe) when the alarm starts, and crashes while it
+        // rings, once the alarm (paced to real time, even on `null`) has read 1.5 s of it.
+        try folder.buildC("crash.so", defines: ["PLUGIN_ID=\"org.test.crash\"", "CRASH_AFTER_FRAMES=336000"])
         var environment = ProcessInfo.processInfo.environment
         environment["SNOOZEFUSE_PLUGIN_PATH"] = folder.path
         let result = try runMergingOutput(snoozefuse, [
