@@ -118,6 +118,10 @@ public struct NapPorts<C: Clock>: Sendable where C.Duration == Duration {
     public var initialSession: Session<C.Instant>?
     /// Told the session at the start and at every change (see `SessionDriver.onChange`).
     public var onChange: (@Sendable (Session<C.Instant>, C.Instant) async -> Void)?
+    /// Told every record as it goes into ``NapSession/records`` (the desktop notification, the
+    /// hooks). Called on the nap's loop: it must hand slow work (a bus call, a program) to a
+    /// thread of its own and return at once.
+    public var onRecord: (@Sendable (SessionRecord) -> Void)?
 
     public init(clock: C, executor: (any TaskExecutor)?, alarm: any AlarmOutput, sleepSound: (any SleepSoundOutput)? = nil,
                 pulses: [any PulseSink] = [], keys: (any KeySource)? = nil,
@@ -219,6 +223,7 @@ public final class NapSession<C: Clock>: Sendable where C.Duration == Duration {
         if record.event == .phase, let phase = record.phase {
             state.withLock { $0.phase = phase }
         }
+        ports.onRecord?(record)
         recordFeed.yield(record)
     }
 
