@@ -95,7 +95,7 @@ public final class LiveNap: Sendable {
             let configuration = NapConfiguration(
                 timers: setup.timers, presetName: setup.presetName, holdMode: false, sound: setup.soundPath,
                 volume: setup.volume, fadeIn: .milliseconds(Int64(setup.fadeInSeconds * 1000)), device: setup.device,
-                systemVolume: setup.systemVolume)
+                systemVolume: setup.systemVolume, dismissal: setup.dismissal ?? .word)
             // A plugin's sound or a file that is gone: the built-in sound (the nap is what matters).
             var sound: AlarmSound = .builtInTone
             if let path = setup.soundPath, (try? AlarmSoundChoice.check(.file(path: path))) != nil {
@@ -135,8 +135,9 @@ public final class LiveNap: Sendable {
         } : nil
         if let stream = plugins?.stream { settings.sound = .custom(stream.customSound) }
         let keys = terminal ? TerminalKeyReader(fileDescriptor: STDIN_FILENO) : nil
-        let hint = keys == nil ? "(`snoozefuse stop` to stop)" : "(Enter to stop, s to snooze, q to cancel)"
-        let bell = Self.bell(tty: ttyForBell, terminal: terminal, usesColour: configuration.usesColour, hint: hint, loop: loop)
+        let hint = keys == nil ? "(`snoozefuse stop` to stop)" : Self.keyHint(configuration.dismissal)
+        let bell = Self.bell(tty: ttyForBell, terminal: terminal, usesColour: configuration.usesColour, hint: hint,
+                             display: configuration.showsCountdown, loop: loop)
         let alarm = AudioAlarmOutput(device: configuration.device, settings: settings, fallback: bell, loop: loop)
         // The mixer's notes are warnings: an event, and a line even with --quiet.
         let volume = SystemVolumeDuringAlarm(percent: configuration.systemVolume, base: alarm, loop: loop) {
@@ -158,7 +159,7 @@ public final class LiveNap: Sendable {
             systemVolume: configuration.systemVolume, ringLimitSeconds: configuration.timers.ringLimit?.secondsValue,
             snoozeSeconds: configuration.timers.snooze.secondsValue, releaseSeconds: configuration.timers.release.secondsValue,
             napSeconds: configuration.timers.nap.secondsValue, maxSeconds: configuration.timers.max.secondsValue,
-            presetName: configuration.presetName)
+            presetName: configuration.presetName, dismissal: configuration.dismissal)
         let keeper = LiveSessionKeeper(paths: paths, setup: setup, holder: holder,
                                        terminal: ttyForBell ?? (terminal ? Self.terminalName() : nil)) {
             noteFeed.yield(.warning($0))
@@ -243,9 +244,25 @@ public final class LiveNap: Sendable {
             return ControlReply(ok: true, message: phase.rawValue, state: keeper.current)
         case .stop:
             if phase == .ringing || phase == .snoozed {
-                session.send(.dismiss)
+                // The same challenge as on the nap's terminal (--dismiss).
+                guard session.dismiss(answer: request.answer) else {
+                    let prompt = session.keyPrompt
+                    let wrong = request.answer == nil ? "" : "wrong answer: "
+                    switch prompt.dismissal {
+                    case .word:
+                        return ControlReply(ok: false, message: "\(wrong)the alarm stops when its word is typed", state: keeper.current,
+                                            needs: .word, word: prompt.word)
+                    case .hold, .key:
+                        return ControlReply(ok: false, message: "\(wrong)the alarm stops when a key is held for 3 s", state: keeper.current,
+                                            needs: .hold)
+                    }
+                }
                 message = "alarm stopped"
             } else {
+                guard request.confirmed == true else {
+                    return ControlReply(ok: false, message: "cancelling the nap needs a confirmation: its alarm will not ring",
+                                        state: keeper.current, needs: .confirmation)
+                }
                 session.send(.cancel(interrupted: false))
                 message = "nap cancelled"
             }
@@ -268,8 +285,17 @@ public final class LiveNap: Sendable {
         return ControlReply(ok: true, message: message, state: keeper.current)
     }
 
+    /// What the bell's line says about keys.
+    private static func keyHint(_ dismissal: DismissMode) -> String {
+        switch dismissal {
+        case .word: "(type the word shown, then Enter, to stop; s snoozes)"
+        case .hold: "(hold a key for 3 s to stop; s snoozes)"
+        case .key: "(Enter to stop, s to snooze)"
+        }
+    }
+
     /// The bell: on the nap's own terminal (or the one a taken-over nap had), else standard error.
-    private static func bell(tty: String?, terminal: Bool, usesColour: Bool, hint: String, loop: EventLoop) -> TerminalBellAlarm {
+    private static func bell(tty: String?, terminal: Bool, usesColour: Bool, hint: String, display: Bool, loop: EventLoop) -> TerminalBellAlarm {
         if let tty {
             let fd = open(tty, O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK)
             if fd >= 0 {
@@ -278,7 +304,8 @@ public final class LiveNap: Sendable {
             }
         }
         if terminal {
-            return TerminalBellAlarm.onControllingTerminal(usesColour: usesColour, hint: hint, loop: loop)
+            // With the status area on screen the bell only beeps: the area shows the alarm.
+            return TerminalBellAlarm.onControllingTerminal(usesColour: usesColour, hint: hint, drawsLine: !display, loop: loop)
         }
         return TerminalBellAlarm(fileDescriptor: STDERR_FILENO, isTerminal: isatty(STDERR_FILENO) == 1, usesColour: false, hint: hint, loop: loop)
     }

@@ -44,6 +44,8 @@ public struct SavedAlarmSetup: Codable, Sendable, Hashable {
     public var napSeconds: Double
     public var maxSeconds: Double
     public var presetName: String
+    /// How the alarm is stopped for good (`--dismiss`); nil in live state written before it was kept.
+    public var dismissal: DismissMode?
 
     public var timers: SessionTimers {
         SessionTimers(release: .milliseconds(Int64(releaseSeconds * 1000)), nap: .milliseconds(Int64(napSeconds * 1000)),

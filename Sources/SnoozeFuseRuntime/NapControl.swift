@@ -20,23 +20,46 @@ public struct ControlRequest: Codable, Sendable, Hashable {
 
     public var command: Command
     public var seconds: Double?
+    /// For `stop` of a ringing or snoozed alarm: the answer to its challenge (the word; `held`
+    /// once the asking terminal measured a long enough hold).
+    public var answer: String?
+    /// For `stop` before the alarm: the person confirmed that the nap is to be cancelled.
+    public var confirmed: Bool?
 
-    public init(_ command: Command, seconds: Double? = nil) {
+    public init(_ command: Command, seconds: Double? = nil, answer: String? = nil, confirmed: Bool? = nil) {
         self.command = command
         self.seconds = seconds
+        self.answer = answer
+        self.confirmed = confirmed
     }
 }
 
 /// The answer: whether it was done, what was done, and the state after it.
 public struct ControlReply: Codable, Sendable, Hashable {
+    /// What the asking terminal must do before `stop` is done.
+    public enum Needs: String, Codable, Sendable, Hashable {
+        /// Type `word` (``ControlRequest/answer``).
+        case word
+        /// Hold a key for 3 s (answer `held`).
+        case hold
+        /// Confirm that the nap is cancelled (``ControlRequest/confirmed``).
+        case confirmation
+    }
+
     public var ok: Bool
     public var message: String
     public var state: LiveSessionState?
+    /// `stop` was not done: this is needed first.
+    public var needs: Needs?
+    /// With `needs` `word`: the word.
+    public var word: String?
 
-    public init(ok: Bool, message: String, state: LiveSessionState?) {
+    public init(ok: Bool, message: String, state: LiveSessionState?, needs: Needs? = nil, word: String? = nil) {
         self.ok = ok
         self.message = message
         self.state = state
+        self.needs = needs
+        self.word = word
     }
 }
 

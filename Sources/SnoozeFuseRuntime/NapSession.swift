@@ -26,6 +26,8 @@ public struct NapConfiguration: Sendable, Hashable {
     public var emitters: [String]
     /// Heartbeats per minute while holding.
     public var bpm: Int
+    /// How a ringing alarm is stopped for good, from its terminal and from `snoozefuse stop`.
+    public var dismissal: DismissMode
     /// `--sleep-sound ID[:key=value,...]`.
     public var sleepSound: String?
     public var sleepVolume: Int
@@ -39,7 +41,8 @@ public struct NapConfiguration: Sendable, Hashable {
     public init(timers: SessionTimers, presetName: String, holdMode: Bool, sound: String? = nil, volume: Int = 80,
                 fadeIn: Duration = .seconds(10), device: String = "default", systemVolume: Int? = nil,
                 source: String? = nil, emitters: [String] = [], bpm: Int = 60, sleepSound: String? = nil,
-                sleepVolume: Int = 60, sleepDevice: String? = nil, showsCountdown: Bool = false, usesColour: Bool = false) {
+                sleepVolume: Int = 60, sleepDevice: String? = nil, dismissal: DismissMode = .word,
+                showsCountdown: Bool = false, usesColour: Bool = false) {
         self.timers = timers
         self.presetName = presetName
         self.holdMode = holdMode
@@ -54,6 +57,7 @@ public struct NapConfiguration: Sendable, Hashable {
         self.sleepSound = sleepSound
         self.sleepVolume = sleepVolume
         self.sleepDevice = sleepDevice
+        self.dismissal = dismissal
         self.showsCountdown = showsCountdown
         self.usesColour = usesColour
     }
@@ -62,7 +66,7 @@ public struct NapConfiguration: Sendable, Hashable {
 /// What can be asked of a running nap. Every command goes in through ``NapSession/send(_:)``: keys
 /// from its terminal, signals, and (later) the control socket of another terminal.
 public enum NapCommand: Sendable, Hashable {
-    /// A terminal's keys: what they mean depends on the phase (see ``HoldTracker``).
+    /// A terminal's keys: what they mean depends on the phase (see ``NapKeys``).
     case key(KeyInput)
     /// The person holds, or let go.
     case hold, release
@@ -92,7 +96,7 @@ public struct NapResult: Sendable, Hashable {
 
 /// Where keys come from (a terminal).
 public protocol KeySource: Sendable {
-    /// Starts reporting; with `releaseGap` (hold mode) `quiet` follows each burst of keys.
+    /// Starts reporting; with `releaseGap`, `quiet` follows each burst of keys.
     func start(releaseGap: Duration?, deliver: @escaping @Sendable (KeyInput) -> Void)
     /// Stops reporting and restores the terminal.
     func stop()
@@ -156,8 +160,10 @@ public final class NapSession<C: Clock>: Sendable where C.Duration == Duration {
 
     private struct State {
         var phase = Phase.ready
-        var keys: HoldTracker
+        var keys: NapKeys<C.Instant>
         var interrupted = false
+        /// Where the session's `t` counts from, once it has started.
+        var origin: C.Instant?
     }
 
     public init(configuration: NapConfiguration, ports: NapPorts<C>) {
@@ -165,17 +171,26 @@ public final class NapSession<C: Clock>: Sendable where C.Duration == Duration {
         self.ports = ports
         (records, recordFeed) = AsyncStream.makeStream(of: SessionRecord.self, bufferingPolicy: .unbounded)
         (events, eventFeed) = AsyncStream.makeStream(of: SessionEvent.self, bufferingPolicy: .unbounded)
-        state = Mutex(State(keys: HoldTracker(holdMode: configuration.holdMode)))
+        state = Mutex(State(keys: NapKeys(holdMode: configuration.holdMode, dismissal: configuration.dismissal)))
     }
 
     /// The phase of the nap now.
     public var phase: Phase { state.withLock { $0.phase } }
 
+    /// What the keys can do now: the word that stops the ringing alarm, a pending confirmation.
+    public var keyPrompt: KeyPrompt { state.withLock { $0.keys.prompt } }
+
     /// Hands a command to the nap; never waits.
     public func send(_ command: NapCommand) {
+        let now = ports.clock.now
+        var prompt: KeyPrompt?
         let events: [SessionEvent] = state.withLock { state in
             switch command {
-            case .key(let input): return state.keys.events(for: input, in: state.phase)
+            case .key(let input):
+                let before = state.keys.prompt
+                let events = state.keys.events(for: input, in: state.phase, at: now)
+                if state.keys.prompt != before { prompt = state.keys.prompt }
+                return events
             case .hold: return [.holdBegan]
             case .release: return [.holdEnded]
             case .dismiss: return [.dismiss]
@@ -187,6 +202,7 @@ public final class NapSession<C: Clock>: Sendable where C.Duration == Duration {
                 return [.cancel]
             }
         }
+        if let prompt { relayPrompt(prompt, at: now) }
         for event in events { eventFeed.yield(event) }
     }
 
@@ -203,7 +219,9 @@ public final class NapSession<C: Clock>: Sendable where C.Duration == Duration {
         driver.heartbeatBPM = configuration.bpm
         driver.initialSession = ports.initialSession
         driver.onChange = ports.onChange
-        ports.keys?.start(releaseGap: configuration.holdMode ? .milliseconds(750) : nil) { [weak self] input in
+        // The quiet after a burst of keys ends a hold: in hold mode the one that starts the nap,
+        // and with --dismiss hold the one that stops the alarm.
+        ports.keys?.start(releaseGap: .milliseconds(750)) { [weak self] input in
             self?.send(.key(input))
         }
         // A session taken up again starts where it stood: its deadlines are looked at at once.
@@ -220,11 +238,49 @@ public final class NapSession<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     fileprivate func relay(_ record: SessionRecord) {
+        var prompt: KeyPrompt?
         if record.event == .phase, let phase = record.phase {
-            state.withLock { $0.phase = phase }
+            let now = ports.clock.now
+            prompt = state.withLock { state in
+                if state.origin == nil { state.origin = now.advanced(by: .zero - .milliseconds(Int64(record.t * 1000))) }
+                let before = state.keys.prompt
+                if phase == .ringing {
+                    // A new word at every ring (the first, and after each snooze).
+                    var generator = SystemRandomNumberGenerator()
+                    state.keys.ringingBegan(word: DismissWords.random(using: &generator))
+                } else if state.phase == .ringing {
+                    state.keys.ringingEnded()
+                }
+                state.phase = phase
+                return state.keys.prompt != before || phase == .ringing ? state.keys.prompt : nil
+            }
         }
         ports.onRecord?(record)
         recordFeed.yield(record)
+        if let prompt { relayPrompt(prompt, at: ports.clock.now) }
+    }
+
+    /// A `prompt` record: what the display's key line shows changed.
+    private func relayPrompt(_ prompt: KeyPrompt, at now: C.Instant) {
+        let origin = state.withLock { $0.origin } ?? now
+        var record = SessionRecord(.prompt, elapsed: origin.duration(to: now), wall: ports.wallClock())
+        record.prompt = prompt
+        record.phase = phase
+        recordFeed.yield(record)
+    }
+
+    /// Checks an answer to the ringing alarm's challenge from another terminal (`snoozefuse stop`):
+    /// the word in `word` mode, a hold measured by the asking terminal in `hold` mode, nothing in
+    /// `key` mode. A right answer dismisses the alarm.
+    public func dismiss(answer: String?) -> Bool {
+        let prompt = keyPrompt
+        switch prompt.dismissal {
+        case .key: break
+        case .hold: guard answer == "held" else { return false }
+        case .word: guard let word = prompt.word, answer?.lowercased() == word else { return false }
+        }
+        send(.dismiss)
+        return true
     }
 
     /// The driver's observer: every record, the countdown too, goes into ``records``.

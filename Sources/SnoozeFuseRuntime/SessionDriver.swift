@@ -116,7 +116,7 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
             await updateHeartbeat(&run, now: clock.now)
             await updateSleepSound(&run, now: clock.now)
             await updateArming(&run, now: clock.now)
-            if showsCountdown, let tick = countdownTick(run.session, now: clock.now), tick != run.lastTick {
+            if showsCountdown, let tick = countdownTick(run.session, now: clock.now), !tick.countsTheSame(as: run.lastTick) {
                 run.lastTick = tick
                 let now = clock.now
                 var stamped = record(.countdown, at: now, origin: run.origin ?? now)
@@ -200,7 +200,8 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
     /// Beats while holding: starts a cycle when holding begins (or continues the last one when it
     /// started under 0.2 s ago), sends each pulse that is due, and stops when holding ends.
     private func updateHeartbeat(_ run: inout RunState, now: C.Instant) async {
-        guard !pulseSinks.isEmpty else { return }
+        // Beats go to the emitters, and to a display as `heartbeat` records.
+        guard !pulseSinks.isEmpty || showsCountdown else { return }
         guard run.session.phase == .holding else {
             run.beat = nil
             return
@@ -219,6 +220,7 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
             for sink in pulseSinks { sink.emit(intensity: pulse.intensity, duration: pulse.duration) }
             var beatRecord = record(.heartbeat, at: now, origin: run.origin ?? now)
             beatRecord.phase = .holding
+            beatRecord.intensity = pulse.intensity
             await observer.record(beatRecord)
             beat.next += 1
             if beat.next == pulses.count {
@@ -368,8 +370,23 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
         // Holding shows no countdown: nothing runs down while the key is held but the failsafe.
         let deadline = session.phase == .holding ? nil : phaseDeadline(session, phase: session.phase)
         let remaining = deadline.map { now.duration(to: $0) }
+        // Wall-clock times of the coming alarm and the failsafe, to the whole second: the same
+        // instants give the same ticks.
+        let wallNow = wallClock()
+        func wall(_ instant: C.Instant?) -> Date? {
+            instant.map { Date(timeIntervalSince1970: (wallNow.timeIntervalSince1970 + now.duration(to: $0).secondsValue).rounded()) }
+        }
+        let alarm: C.Instant? = switch session.phase {
+        case .holding: [now.advanced(by: timers.release + timers.nap), session.maxDeadline].compactMap { $0 }.min()
+        case .releasing: session.undisturbedAlarm
+        case .napping: session.expectedAlarm
+        case .snoozed: session.snoozeDeadline
+        default: nil
+        }
         // Compare whole seconds only, so equal ticks are recognised.
-        return CountdownTick(phase: session.phase, remaining: remaining.map { .seconds(max(0, $0.components.seconds)) }, layout: layout)
+        return CountdownTick(phase: session.phase, remaining: remaining.map { .seconds(max(0, $0.components.seconds)) }, layout: layout,
+                             total: session.phase == .holding ? nil : session.currentTimerLength, wakeAt: wall(alarm),
+                             latestAt: session.phase.isBeforeAlarm ? wall(session.maxDeadline) : nil)
     }
 
     /// The next instant the driver must wake: the session's next deadline, or sooner the instant

@@ -29,6 +29,9 @@ public struct SessionRecord: Sendable, Equatable, Encodable {
         case countdown
         /// A heartbeat pulse went to the emitters while holding; for displays, never written as an event.
         case heartbeat
+        /// What the keys can do changed (`prompt`: the word to type, a pending confirmation); for
+        /// displays, never written as an event.
+        case prompt
     }
 
     public var event: Kind
@@ -45,6 +48,10 @@ public struct SessionRecord: Sendable, Equatable, Encodable {
     public var message: String?
     /// For `countdown`: what the countdown shows (not part of the JSON).
     public var countdown: CountdownTick?
+    /// For `heartbeat`: the pulse's intensity (1 the beat, 0.7 the lighter one after it).
+    public var intensity: Double?
+    /// For `prompt`: what the keys can do now (not part of the JSON).
+    public var prompt: KeyPrompt?
 
     public init(
         event: Kind, phase: Phase? = nil, t: Double, wall: String, until: Double? = nil,
@@ -80,9 +87,9 @@ public struct SessionRecord: Sendable, Equatable, Encodable {
         (duration.secondsValue * 1_000_000).rounded() / 1000
     }
 
-    /// Whether the record is an event of `--events jsonl` (countdown and heartbeat records are for
-    /// displays only).
-    public var isEvent: Bool { event != .countdown && event != .heartbeat }
+    /// Whether the record is an event of `--events jsonl` (countdown, heartbeat and prompt records
+    /// are for displays only).
+    public var isEvent: Bool { event != .countdown && event != .heartbeat && event != .prompt }
 
     /// The record as one line of JSON (no trailing newline).
     public func jsonLine() -> String {
@@ -135,11 +142,34 @@ public struct CountdownTick: Sendable, Equatable {
     public var remaining: Duration?
     /// The layout chosen from the timer's configured length (SPEC §2: no flicker).
     public var layout: RemainingTimeLayout
+    /// The configured length of the phase's timer, for a progress bar.
+    public var total: Duration?
+    /// When the alarm rings if nothing else happens (whole seconds, wall clock).
+    public var wakeAt: Date?
+    /// When the failsafe rings it at the latest, before the alarm (whole seconds, wall clock).
+    public var latestAt: Date?
 
-    public init(phase: Phase, remaining: Duration?, layout: RemainingTimeLayout) {
+    public init(phase: Phase, remaining: Duration?, layout: RemainingTimeLayout, total: Duration? = nil,
+                wakeAt: Date? = nil, latestAt: Date? = nil) {
         self.phase = phase
         self.remaining = remaining
         self.layout = layout
+        self.total = total
+        self.wakeAt = wakeAt
+        self.latestAt = latestAt
+    }
+
+    /// Whether `other` shows the same count (phase, whole seconds, layout): a new tick is only
+    /// worth a record when it does not. The wall-clock times may differ by a rounding.
+    public func countsTheSame(as other: CountdownTick?) -> Bool {
+        guard let other else { return false }
+        return phase == other.phase && remaining == other.remaining && layout == other.layout
+    }
+
+    /// How much of the phase's timer has run, 0–1; `nil` when nothing runs down.
+    public var progress: Double? {
+        guard let remaining, let total, total > .zero else { return nil }
+        return Swift.min(1, Swift.max(0, 1 - remaining.secondsValue / total.secondsValue))
     }
 
     /// `remaining` in `layout`, or an empty string.

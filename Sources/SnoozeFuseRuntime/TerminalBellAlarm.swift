@@ -13,6 +13,9 @@ public final class TerminalBellAlarm: AlarmOutput, Sendable {
     private let usesColour: Bool
     private let interval: Duration
     private let hint: String
+    /// Whether each ring also draws its line; not when a status area on the same terminal shows
+    /// the alarm (the line would overwrite it).
+    private let drawsLine: Bool
     /// How reports name this output.
     private let output: String
     private let loop: EventLoop
@@ -37,8 +40,10 @@ public final class TerminalBellAlarm: AlarmOutput, Sendable {
         interval: Duration = .seconds(1),
         hint: String,
         outputName: String = "terminal bell",
+        drawsLine: Bool = true,
         loop: EventLoop
     ) {
+        self.drawsLine = drawsLine
         self.output = outputName
         self.fileDescriptor = fileDescriptor
         self.isTerminal = isTerminal
@@ -50,13 +55,13 @@ public final class TerminalBellAlarm: AlarmOutput, Sendable {
 
     /// A bell on the controlling terminal (`/dev/tty`) when there is one, so the alarm is seen and
     /// heard even when standard error is redirected; otherwise on standard error.
-    public static func onControllingTerminal(usesColour: Bool, hint: String, loop: EventLoop) -> TerminalBellAlarm {
+    public static func onControllingTerminal(usesColour: Bool, hint: String, drawsLine: Bool = true, loop: EventLoop) -> TerminalBellAlarm {
         let tty = open("/dev/tty", O_WRONLY | O_NOCTTY | O_CLOEXEC)
         if tty >= 0 {
             // Kept open for the life of the process: the alarm may ring at any time.
-            return TerminalBellAlarm(fileDescriptor: tty, isTerminal: true, usesColour: usesColour, hint: hint, loop: loop)
+            return TerminalBellAlarm(fileDescriptor: tty, isTerminal: true, usesColour: usesColour, hint: hint, drawsLine: drawsLine, loop: loop)
         }
-        return TerminalBellAlarm(fileDescriptor: 2, isTerminal: isatty(2) == 1, usesColour: usesColour, hint: hint, loop: loop)
+        return TerminalBellAlarm(fileDescriptor: 2, isTerminal: isatty(2) == 1, usesColour: usesColour, hint: hint, drawsLine: drawsLine, loop: loop)
     }
 
     public func start(reason: AlarmReason) async -> AlarmStartReport {
@@ -98,7 +103,7 @@ public final class TerminalBellAlarm: AlarmOutput, Sendable {
             }
             return state.running
         }
-        if wasRunning && isTerminal {
+        if wasRunning && isTerminal && drawsLine {
             writeAll("\r\u{1B}[2K", to: fileDescriptor)
         }
     }
@@ -106,6 +111,7 @@ public final class TerminalBellAlarm: AlarmOutput, Sendable {
     private func ring(flash: Bool, reason: AlarmReason) -> String {
         let text = "ALARM (\(reason == .nap ? "nap over" : "max limit reached")) \(hint)"
         guard isTerminal else { return "\u{07}\(text)\n" }
+        guard drawsLine else { return "\u{07}" }
         if usesColour && flash {
             return "\u{07}\r\u{1B}[2K\u{1B}[1;7m \(text) \u{1B}[0m"
         }

@@ -4,20 +4,9 @@ public import SnoozeFuseCore
 import SnoozeFuseSystem
 import Synchronization
 
-/// What a terminal reports: keys, and the moments they stop coming.
-public enum KeyInput: Sendable, Hashable {
-    /// Bytes typed (one key, an escape sequence, or an autorepeat burst).
-    case bytes([UInt8])
-    /// No byte has come for the release gap since the last one: a held key was let go (a terminal
-    /// reports presses and their autorepeat, never releases).
-    case quiet
-    /// The terminal went away (hang-up, or reads fail): no key will come again.
-    case closed
-}
-
 /// Reads single keys from a terminal on a thread of its own and reports them as ``KeyInput``; the
-/// nap decides what they mean (a hold while drifting off; dismiss, snooze or cancel while it rings;
-/// see ``event(for:)``). Ctrl-C still raises SIGINT.
+/// nap decides what they mean (``NapKeys``: a hold while drifting off, a minute more or less while
+/// napping, the word that stops the alarm). Ctrl-C still raises SIGINT.
 ///
 /// While running, the terminal is in non-canonical, no-echo mode; `stop()` restores it, and so
 /// does every exit path of the CLI. Safe to share: the mutable state lives behind `state`.
@@ -38,22 +27,6 @@ public final class TerminalKeyReader: Sendable {
     }
 
     deinit { stop() }
-
-    /// The event a key stands for outside hold mode: Enter, space or `d` dismiss; `s` snoozes; `q`
-    /// cancels. Escape does nothing: arrow and function keys send escape sequences, and a sleeper
-    /// bumping one must not cancel the alarm.
-    public static func event(for byte: UInt8) -> SessionEvent? {
-        switch byte {
-        case UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: " "), UInt8(ascii: "d"), UInt8(ascii: "D"):
-            .dismiss
-        case UInt8(ascii: "s"), UInt8(ascii: "S"):
-            .snooze(nil)
-        case UInt8(ascii: "q"), UInt8(ascii: "Q"):
-            .cancel
-        default:
-            nil
-        }
-    }
 
     /// Switches the terminal to single-key mode and starts delivering what it reports. With a
     /// `releaseGap` (hold mode), `quiet` follows each burst of keys after that long without a byte:
@@ -84,6 +57,28 @@ public final class TerminalKeyReader: Sendable {
         SystemThread.start(named: "snoozefuse-keys") {
             Self.readKeys(from: input, wake: started.wake, gapMilliseconds: started.gapMilliseconds, deliver: deliver)
         }
+    }
+
+    /// Waits, on the calling thread, for a key held down for ``NapKeys/dismissHold`` (its
+    /// autorepeat without a pause), at most `limit`. True when it was held long enough; false when
+    /// the time ran out or the terminal went away. The terminal is restored either way.
+    public func waitForHold(limit: Duration) -> Bool {
+        let done = DispatchSemaphore(value: 0)
+        let held = Mutex(false)
+        let interpreter = Mutex(NapKeys<BootInstant>(holdMode: false, dismissal: .hold))
+        start(releaseGap: .milliseconds(750)) { input in
+            let events = interpreter.withLock { $0.events(for: input, in: .ringing, at: BootInstant.now) }
+            if events.contains(.dismiss) {
+                held.withLock { $0 = true }
+                done.signal()
+            } else if input == .closed {
+                done.signal()
+            }
+        }
+        let milliseconds = Int(limit.components.seconds * 1000 + limit.components.attoseconds / 1_000_000_000_000_000)
+        _ = done.wait(timeout: .now() + .milliseconds(milliseconds))
+        stop()
+        return held.withLock { $0 }
     }
 
     /// Stops reading and restores the terminal as it was.
@@ -139,37 +134,6 @@ public final class TerminalKeyReader: Sendable {
             }
             burst = gapMilliseconds >= 0
             deliver(.bytes(Array(buffer[0 ..< count])))
-        }
-    }
-}
-
-/// Turns key input into session events. Without hold mode each key maps to its binding
-/// (``TerminalKeyReader/event(for:)``). In hold mode, any key while the session is in a hold phase
-/// (ready, holding, releasing), or still held from one, is the hold: its first byte `holdBegan`,
-/// and the quiet after its autorepeat `holdEnded`.
-public struct HoldTracker: Sendable, Hashable {
-    public let holdMode: Bool
-    public private(set) var holding = false
-
-    public init(holdMode: Bool) { self.holdMode = holdMode }
-
-    /// The events `input` stands for in `phase`.
-    public mutating func events(for input: KeyInput, in phase: Phase) -> [SessionEvent] {
-        switch input {
-        case .quiet:
-            guard holding else { return [] }
-            holding = false
-            return [.holdEnded]
-        case .closed:
-            holding = false
-            return [.detach]
-        case .bytes(let bytes):
-            if holdMode, holding || [.ready, .holding, .releasing].contains(phase) {
-                guard !holding else { return [] }
-                holding = true
-                return [.holdBegan]
-            }
-            return bytes.compactMap(TerminalKeyReader.event(for:))
         }
     }
 }

@@ -16,30 +16,50 @@ struct TerminalStyle: Sendable {
 }
 
 /// The CLI's view of a session: JSON lines on standard output (with `--events jsonl`), and for
-/// people, messages and a one-line countdown on standard error. It renders the records a nap or a
-/// preview gives, in order.
+/// people, messages and a status area on standard error (``StatusArea``: the phase, the time left,
+/// a progress bar, when the alarm comes, the keys that work now). The area is redrawn in place only
+/// when what it shows changes, which the session's records make at most once a second (a beat of
+/// the heartbeat while holding, what is typed while ringing). Off a terminal, and with `--quiet`,
+/// there is no area: each phase is a line, and the word that stops the alarm is said once.
 final class Console {
     private let jsonLines: Bool
     private let quiet: Bool
+    private let verbose: Bool
     private let terminal: TerminalStyle
     private let timers: SessionTimers
     private let presetName: String
-    /// Whether a countdown line is on screen and must be cleared before a message.
-    private var countdownShown = false
+    /// Keys can be typed (standard input is a terminal), so prompts are worth showing.
+    private let keysOnTerminal: Bool
+    /// What the area shows; nil when there is none.
+    private var area: StatusArea?
+    /// The lines on screen now (their visible lengths), for clearing them.
+    private var drawn: [Int] = []
+    private var drawnLines: [String] = []
+    /// The last prompt said as a line (without an area).
+    private var saidPrompt: KeyPrompt?
     /// The terminal went away: nothing more is drawn on it.
     private var detached = false
 
-    init(jsonLines: Bool, quiet: Bool, terminal: TerminalStyle, timers: SessionTimers, presetName: String) {
+    init(jsonLines: Bool, quiet: Bool, verbose: Bool = false, terminal: TerminalStyle, timers: SessionTimers,
+         presetName: String, holdMode: Bool = false, dismissal: DismissMode = .word, keysOnTerminal: Bool = false,
+         showsArea: Bool = false) {
         self.jsonLines = jsonLines
         self.quiet = quiet
+        self.verbose = verbose
         self.terminal = terminal
         self.timers = timers
         self.presetName = presetName
+        self.keysOnTerminal = keysOnTerminal
+        if showsArea && terminal.isTerminal && !quiet {
+            area = StatusArea(holdMode: holdMode, prompt: KeyPrompt(dismissal: dismissal), snooze: timers.snooze,
+                              usesColour: terminal.usesColour)
+        }
     }
 
     /// The opening line: what will happen and when.
     func announce(holdMode: Bool) {
-        if holdMode {
+        defer { redraw() }
+        if holdMode && area == nil {
             // Said even with --quiet: without it nothing on screen says what to do.
             message("snoozefuse: hold any key while you drift off and let go as you fall asleep (Ctrl-C cancels)")
         }
@@ -51,7 +71,8 @@ final class Console {
     }
 
     func finish(outcome: SessionOutcome) {
-        clearCountdown()
+        clearArea()
+        area = nil
         guard !quiet else { return }
         switch outcome {
         case .dismissed: message("snoozefuse: alarm stopped. Good morning.")
@@ -66,49 +87,135 @@ final class Console {
         case .warning:
             message("snoozefuse: warning: \(record.message ?? "")")
         case .output:
-            message("snoozefuse: \(record.message ?? "the alarm moved to another output")")
+            // A device's error can be long: one short line beside the area (the whole of it is in
+            // --events, and on screen with --verbose).
+            let text = "snoozefuse: \(record.message ?? "the alarm moved to another output")"
+            message(area != nil && !verbose ? Self.shortened(text, to: width() - 1) : text)
         case .adjusted:
             guard !quiet else { return }
             message("snoozefuse: \(record.message ?? "the alarm moved")")
         case .detached:
             detached = true
+            area = nil
         case .missed:
             message("snoozefuse: \(record.message ?? "an alarm was missed")")
         case .phase:
-            guard !quiet, !terminal.isTerminal, let phase = record.phase else { return }
-            // Off a terminal there is no countdown line: say each phase once.
-            var line = "snoozefuse: \(phase.rawValue)"
-            if let until = record.until { line += " until t=\(until)s" }
-            message(line)
+            guard let phase = record.phase else { return }
+            if area != nil {
+                area?.phase = phase
+                redraw()
+            } else if !quiet {
+                // Off a terminal there is no area: say each phase once.
+                var line = "snoozefuse: \(phase.rawValue)"
+                if let until = record.until { line += " until t=\(until)s" }
+                message(line)
+            }
         case .countdown:
-            if let tick = record.countdown { countdown(tick) }
-        case .alarm, .alarmStopped, .end, .heartbeat:
+            guard let tick = record.countdown, area != nil else { return }
+            area?.tick = tick
+            area?.phase = tick.phase
+            redraw()
+        case .heartbeat:
+            guard (record.intensity ?? 0) >= 1, area != nil else { return }
+            area?.beatLit.toggle()
+            redraw()
+        case .prompt:
+            guard let prompt = record.prompt else { return }
+            if area != nil {
+                area?.prompt = prompt
+                redraw()
+            } else {
+                sayPrompt(prompt, phase: record.phase)
+            }
+        case .alarm, .alarmStopped, .end:
             return
         }
     }
 
-    private func countdown(_ tick: CountdownTick) {
-        guard !quiet, !detached, terminal.isTerminal, tick.phase != .ringing else { return }
-        let label: String
-        switch tick.phase {
-        case .holding: label = "holding (let go when you are drifting off)"
-        case .releasing: label = "releasing: nap starts in \(tick.remainingText)"
-        case .napping: label = "napping: alarm in \(tick.remainingText)"
-        case .snoozed: label = "snoozed: alarm again in \(tick.remainingText)"
-        default: label = tick.phase.rawValue
+    /// Without an area: the word (or the hold) that stops the alarm, once per ring, and each wrong
+    /// try or pending confirmation; not each key.
+    private func sayPrompt(_ prompt: KeyPrompt, phase: Phase?) {
+        defer { saidPrompt = prompt }
+        guard keysOnTerminal, !detached else { return }
+        let before = saidPrompt
+        if prompt.confirmingCancel, before?.confirmingCancel != true {
+            message("snoozefuse: cancel the nap? y cancels, any other key keeps it")
+        } else if phase == .ringing, prompt.word != before?.word || prompt.dismissal != .word && before == nil {
+            switch prompt.dismissal {
+            case .word: message("snoozefuse: type \(prompt.word ?? "?") then Enter to stop the alarm (s snoozes)")
+            case .hold: message("snoozefuse: hold any key for 3 s to stop the alarm (s snoozes)")
+            case .key: message("snoozefuse: Enter stops the alarm (s snoozes)")
+            }
+        } else if prompt.wrong, before?.wrong != true {
+            message("snoozefuse: not the word: type \(prompt.word ?? "?") then Enter")
         }
-        let styled = terminal.usesColour ? "\u{1B}[2m\(label)\u{1B}[0m" : label
-        countdownShown = true
-        write("\r\u{1B}[2K" + styled, to: STDERR_FILENO)
     }
 
-    private func clearCountdown() {
-        if countdownShown { write("\r\u{1B}[2K", to: STDERR_FILENO) }
-        countdownShown = false
+    // MARK: - Drawing
+
+    /// Draws the area again when what it shows changed, in one write.
+    private func redraw() {
+        guard let area, !detached else { return }
+        // The phase's countdown follows its phase record at once: draw them together.
+        if let tick = area.tick, tick.phase != area.phase, area.phase != .finished, area.phase != .cancelled { return }
+        let lines = area.lines(width: width())
+        guard lines != drawnLines else { return }
+        write(clearing() + lines.joined(separator: "\n"), to: STDERR_FILENO)
+        drawnLines = lines
+        drawn = lines.map(Self.visibleLength)
+    }
+
+    /// Moves to the top of the area and clears to the end of the screen (nothing when none is drawn).
+    private func clearing() -> String {
+        guard !drawn.isEmpty else { return "" }
+        // A line drawn on a wider terminal may wrap now: count the rows it takes.
+        let columns = max(1, width())
+        let rows = drawn.map { max(1, ($0 + columns - 1) / columns) }.reduce(0, +)
+        return "\r" + String(repeating: "\u{1B}[1A", count: rows - 1) + "\u{1B}[J"
+    }
+
+    private func clearArea() {
+        if !drawn.isEmpty, !detached { write(clearing(), to: STDERR_FILENO) }
+        drawn = []
+        drawnLines = []
     }
 
     private func message(_ text: String) {
-        clearCountdown()
-        writeLine(text, to: STDERR_FILENO)
+        guard !drawn.isEmpty, !detached else {
+            writeLine(text, to: STDERR_FILENO)
+            return
+        }
+        // The message goes above the area, which is drawn again below it.
+        write(clearing() + text + "\n", to: STDERR_FILENO)
+        drawn = []
+        drawnLines = []
+        redraw()
+    }
+
+    /// The terminal's width (80 when it does not say).
+    private func width() -> Int {
+        var size = winsize()
+        guard ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return 80 }
+        return Int(size.ws_col)
+    }
+
+    private static func visibleLength(_ line: String) -> Int {
+        var count = 0
+        var inEscape = false
+        for scalar in line.unicodeScalars {
+            if inEscape {
+                if scalar.properties.isAlphabetic { inEscape = false }
+            } else if scalar == "\u{1B}" {
+                inEscape = true
+            } else {
+                count += 1
+            }
+        }
+        return count
+    }
+
+    static func shortened(_ text: String, to room: Int) -> String {
+        let line = text.split(separator: "\n").first.map(String.init) ?? text
+        return line.count > room ? String(line.prefix(max(1, room - 1))) + "…" : line
     }
 }

@@ -103,7 +103,8 @@ struct Status: ParsableCommand {
 }
 
 /// One command to the running nap, or its guardian, through its control socket.
-func sendToNap(_ request: ControlRequest) throws {
+@discardableResult
+func sendToNap(_ request: ControlRequest) throws -> ControlReply {
     let reply: ControlReply
     do {
         reply = try NapControl.send(request)
@@ -112,21 +113,71 @@ func sendToNap(_ request: ControlRequest) throws {
             // Nobody holds an interrupted nap: stopping it means forgetting it.
             NapStatus.forgetInterrupted()
             writeLine("snoozefuse: the interrupted nap is forgotten.", to: STDERR_FILENO)
-            return
+            return ControlReply(ok: true, message: "forgotten", state: nil)
         }
         writeLine("snoozefuse: \(error)", to: STDERR_FILENO)
         throw ExitStatus.unavailable
     }
-    writeLine("snoozefuse: \(reply.message)", to: STDERR_FILENO)
-    guard reply.ok else { throw ExitStatus.usage }
+    if reply.needs == nil { writeLine("snoozefuse: \(reply.message)", to: STDERR_FILENO) }
+    guard reply.ok || reply.needs != nil else { throw ExitStatus.usage }
+    return reply
 }
 
 struct Stop: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Stop the running nap from another terminal: a ringing alarm is dismissed, a nap that has not rung is cancelled.",
-        discussion: "Reaches the nap, or its guardian, through its control socket (your user only). Exits 69 when no nap runs.")
+        discussion: """
+        Stopping asks what the nap's own terminal asks (`nap --dismiss`): to stop a ringing or \
+        snoozed alarm, type the word it shows (word, the default) or hold a key for 3 s (hold); \
+        with --dismiss key it stops at once. Cancelling a nap before its alarm asks for a \
+        confirmation (y), or takes --yes. Without a terminal, only --dismiss key alarms and \
+        --yes cancels can be stopped.
 
-    func run() throws { try sendToNap(ControlRequest(.stop)) }
+        Reaches the nap, or its guardian, through its control socket (your user only). Exit 0 \
+        when stopped, 1 when the answer was wrong or not given, 69 when no nap runs.
+        """)
+
+    @Flag(name: [.customShort("y"), .long], help: "Cancel a nap that has not rung without asking.")
+    var yes = false
+
+    func run() throws {
+        var reply = try sendToNap(ControlRequest(.stop, confirmed: yes ? true : nil))
+        guard let needs = reply.needs else { return }
+        let terminal = isatty(STDIN_FILENO) == 1 && isatty(STDERR_FILENO) == 1
+        var request = ControlRequest(.stop, confirmed: yes ? true : nil)
+        switch needs {
+        case .confirmation:
+            guard terminal else {
+                writeLine("snoozefuse: \(reply.message); add --yes to cancel it.", to: STDERR_FILENO)
+                throw ExitStatus.cancelled
+            }
+            write("snoozefuse: cancel the nap? Its alarm will not ring. [y/N] ", to: STDERR_FILENO)
+            guard let answer = readLine(), answer.lowercased().hasPrefix("y") else {
+                writeLine("snoozefuse: the nap goes on.", to: STDERR_FILENO)
+                throw ExitStatus.cancelled
+            }
+            request.confirmed = true
+        case .word:
+            guard terminal, let word = reply.word else {
+                writeLine("snoozefuse: \(reply.message) on a terminal: run `snoozefuse stop` on one (naps started with --dismiss key stop without it).", to: STDERR_FILENO)
+                throw ExitStatus.cancelled
+            }
+            write("snoozefuse: type \(word) then Enter to stop the alarm: ", to: STDERR_FILENO)
+            request.answer = readLine()?.trimmingCharacters(in: .whitespaces) ?? ""
+        case .hold:
+            guard terminal, let keys = TerminalKeyReader(fileDescriptor: STDIN_FILENO) else {
+                writeLine("snoozefuse: \(reply.message) on a terminal: run `snoozefuse stop` on one.", to: STDERR_FILENO)
+                throw ExitStatus.cancelled
+            }
+            writeLine("snoozefuse: hold any key for 3 s to stop the alarm…", to: STDERR_FILENO)
+            request.answer = keys.waitForHold(limit: .seconds(15)) ? "held" : nil
+        }
+        reply = try sendToNap(request)
+        if reply.needs != nil {
+            writeLine("snoozefuse: \(reply.message); the alarm goes on.", to: STDERR_FILENO)
+            throw ExitStatus.cancelled
+        }
+    }
 }
 
 struct Snooze: ParsableCommand {
@@ -205,7 +256,8 @@ extension Resume: LoopCommand {
         case .ringing(let nap):
             let terminal = TerminalStyle.detect()
             let console = Console(jsonLines: events == .jsonl, quiet: false, terminal: terminal,
-                                  timers: live.setup.timers, presetName: live.setup.presetName)
+                                  timers: live.setup.timers, presetName: live.setup.presetName,
+                                  dismissal: live.setup.dismissal ?? .word, keysOnTerminal: isatty(STDIN_FILENO) == 1)
             writeLine("snoozefuse: resuming the interrupted nap: its alarm rings at \(status.alarmAtLocal ?? "once")", to: STDERR_FILENO)
             async let result = nap.run()
             for await record in nap.records { console.render(record) }

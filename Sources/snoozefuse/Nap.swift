@@ -16,8 +16,13 @@ struct Nap: ParsableCommand {
         Presets: \(Preset.builtIn.map { "\($0.name) (\($0.summary))" }.joined(separator: "; ")). \
         Flags override the preset.
 
-        While the alarm rings on a terminal: Enter, space or d stops it, s snoozes, q cancels. \
-        Ctrl-C cancels at any time (exit 130).
+        Keys on the terminal. Before the nap: hold any key while you drift off (not with \
+        --no-hold). While napping or snoozed: + and - move the alarm by a minute (never closer \
+        than 10 s); q then y cancels. While ringing: s snoozes (--snooze, default 5m); stopping \
+        for good takes a waking mind (--dismiss): word (the default) shows a short word to type \
+        and confirm with Enter, and a wrong word keeps ringing; hold wants a key held down for \
+        3 s; key stops at one Enter, space or d (scripts; trust yourself). `snoozefuse stop` \
+        from another terminal asks the same. Ctrl-C cancels at any time (exit 130).
 
         Examples:
           snoozefuse nap --no-hold
@@ -51,14 +56,20 @@ struct Nap: ParsableCommand {
     @Option(help: ArgumentHelp("How long a snooze lasts (s while ringing, or `snoozefuse snooze`).", valueName: "duration"), transform: parseDurationOption)
     var snooze: Duration?
 
+    @Option(help: ArgumentHelp("How a ringing alarm is stopped for good: word (type the word shown), hold (hold a key for 3 s) or key (one Enter, space or d).", valueName: "how"))
+    var dismiss: DismissChoice = .word
+
     @Flag(name: .customLong("no-hold"), help: "Start the release timer at once instead of waiting for a held key (for scripts; needed when standard input is not a terminal).")
     var noHold = false
 
     @Option(help: ArgumentHelp("Write machine-readable events to standard output: jsonl (one JSON object per line).", valueName: "format"))
     var events: EventFormat?
 
-    @Flag(help: "Show no countdown or progress messages; warnings and the alarm still appear.")
+    @Flag(help: "Show no status area or progress messages; warnings, the alarm and the word that stops it still appear.")
     var quiet = false
+
+    @Flag(help: "Show each device error whole on the terminal (the status area shortens them to one line; --events always has them whole).")
+    var verbose = false
 
     @OptionGroup var audio: AlarmAudioOptions
 
@@ -95,7 +106,7 @@ struct Nap: ParsableCommand {
             sound: audio.sound, volume: audio.volume, fadeIn: audio.fadeIn, device: audio.device,
             systemVolume: audio.systemVolume, source: plugins.source, emitters: plugins.emitters, bpm: plugins.bpm,
             sleepSound: plugins.sleepSound, sleepVolume: plugins.sleepVolume, sleepDevice: plugins.sleepDevice,
-            showsCountdown: showsCountdown, usesColour: usesColour)
+            dismissal: dismiss.mode, showsCountdown: showsCountdown, usesColour: usesColour)
     }
 }
 
@@ -111,8 +122,10 @@ extension Nap: LoopCommand {
         } catch {
             throw ExitStatus.reporting(error)
         }
-        let console = Console(jsonLines: events == .jsonl, quiet: quiet, terminal: terminal,
-                              timers: configuration.timers, presetName: configuration.presetName)
+        let console = Console(jsonLines: events == .jsonl, quiet: quiet, verbose: verbose, terminal: terminal,
+                              timers: configuration.timers, presetName: configuration.presetName,
+                              holdMode: configuration.holdMode, dismissal: configuration.dismissal,
+                              keysOnTerminal: isatty(STDIN_FILENO) == 1, showsArea: configuration.showsCountdown)
         console.announce(holdMode: configuration.holdMode)
         async let result = nap.run()
         for await record in nap.records { console.render(record) }
@@ -124,4 +137,11 @@ extension Nap: LoopCommand {
 
 enum EventFormat: String, ExpressibleByArgument, CaseIterable {
     case jsonl
+}
+
+/// `--dismiss` (``DismissMode``).
+enum DismissChoice: String, ExpressibleByArgument, CaseIterable {
+    case word, hold, key
+
+    var mode: DismissMode { DismissMode(rawValue: rawValue) ?? .word }
 }

@@ -120,8 +120,9 @@ struct SurvivalTests {
     @Test func aNapKilledWhileNappingIsRungByItsGuardianAtItsDeadline() async throws {
         let seen = try await script { home, seen in
             let capture = home.folder.path("alarm.wav")
+            // --dismiss key: a script stops the alarm with `snoozefuse stop` (the guardian keeps the choice).
             let nap = try home.launch(["nap", "--no-hold", "--release", "0", "--nap", "5", "--max", "60", "--fade-in", "0",
-                                       "--device", "file:FILE=\(capture),FORMAT=wav", "--events", "jsonl", "--quiet"])
+                                       "--device", "file:FILE=\(capture),FORMAT=wav", "--events", "jsonl", "--quiet", "--dismiss", "key"])
             seen.steps["napping"] = waitFor { home.state()?["phase"] as? String == "napping" && home.state()?["guardianPid"] != nil }
             guard let live = home.state(), let due = alarmDue(live), let guardian = (live["guardianPid"] as? NSNumber)?.int32Value else { return }
             nap.signal(SIGKILL)
@@ -226,7 +227,7 @@ struct SurvivalTests {
             let variables = ["XDG_STATE_HOME", "XDG_RUNTIME_DIR", "XDG_DATA_HOME", "XDG_CONFIG_HOME"].map { "\($0)=\(home.environment[$0]!)" }
             let command = (["env"] + variables + [BuiltProducts.executable("snoozefuse").path, "nap", "--no-hold", "--release", "3",
                             "--nap", "4", "--max", "60", "--fade-in", "0", "--device", "file:FILE=\(capture),FORMAT=wav",
-                            "--events", "jsonl"]).joined(separator: " ") + " > \(events)"
+                            "--events", "jsonl", "--dismiss", "key"]).joined(separator: " ") + " > \(events)"
             try runTool("tmux", ["-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "nap", "-x", "80", "-y", "24", command])
             defer { _ = try? runTool("tmux", ["-L", socket, "kill-server"]) }
             seen.steps["in phase"] = waitFor { home.state()?["phase"] as? String == phase }
@@ -267,7 +268,7 @@ struct SurvivalTests {
             seen.texts["first pid"] = "\(first.pid)"
             seen.steps["first runs"] = first.isRunning
             seen.steps["first goes on"] = waitFor { home.state()?["phase"] as? String == "napping" }
-            _ = try home.run(["stop"])
+            _ = try home.run(["stop", "--yes"])
             seen.numbers["first status"] = Double(first.wait())
         }
         #expect(seen["releasing"], "\(seen.texts)")
@@ -281,7 +282,7 @@ struct SurvivalTests {
     @Test func anotherTerminalSnoozesMovesAndStopsTheNapAndAnotherUserIsRefused() async throws {
         let seen = try await script { home, seen in
             let nap = try home.launch(["nap", "--no-hold", "--release", "0", "--nap", "2", "--max", "90", "--snooze", "20",
-                                       "--device", "null", "--events", "jsonl", "--quiet"])
+                                       "--device", "null", "--events", "jsonl", "--quiet", "--dismiss", "key"])
             let events = home.folder.path("events.jsonl")
             seen.steps["napping"] = waitFor { home.state()?["phase"] as? String == "napping" }
             // Another user cannot reach it, even where the files would let them.

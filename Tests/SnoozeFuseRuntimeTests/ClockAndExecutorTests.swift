@@ -45,15 +45,6 @@ struct ClockAndExecutorTests {
             try executor.runBlocking { () async throws -> Int in throw CancellationError() }
         }
     }
-
-    @Test("keys", arguments: [
-        (UInt8(ascii: "\n"), SessionEvent?.some(.dismiss)), (UInt8(ascii: " "), .dismiss), (UInt8(ascii: "d"), .dismiss),
-        (UInt8(ascii: "s"), .snooze(nil)), (UInt8(ascii: "q"), .cancel),
-        (0x1B, nil), (UInt8(ascii: "["), nil), (UInt8(ascii: "A"), nil), (UInt8(ascii: "x"), nil),
-    ])
-    func keyBindings(byte: UInt8, event: SessionEvent?) {
-        #expect(TerminalKeyReader.event(for: byte) == event)
-    }
 }
 
 /// The kernel's name of the calling thread.
