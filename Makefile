@@ -13,7 +13,7 @@ LINK_ORDER := $(CURDIR)/Scripts/link-order.txt
 RELEASE_FLAGS ?= --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie \
 	-Xswiftc -use-ld=lld -Xlinker --symbol-ordering-file=$(LINK_ORDER) -Xlinker --no-warn-symbol-ordering
 
-.PHONY: deps build link-order install demo test check-warnings check-imports fuzz fuzz-durations bench bench-wakeups clean sounds
+.PHONY: deps build link-order install man demo test check-warnings check-imports fuzz fuzz-durations bench bench-wakeups clean sounds
 
 deps:
 	@./Scripts/install-deps.sh
@@ -36,6 +36,11 @@ PLUGINS := tone noise terminal command led rumble
 install: build
 	@for plugin in $(PLUGINS); do $(SWIFT) build -c $(CONFIG) --product snoozefuse-$$plugin $(RELEASE_FLAGS) || exit 1; done
 	./Scripts/install.sh "$$($(SWIFT) build -c $(CONFIG) --show-bin-path $(RELEASE_FLAGS))" "$(PREFIX)"
+
+# Documentation/snoozefuse.1 again from the argument parser (after changing a command or option;
+# the tests say when it is stale). make install installs it and the bash, zsh and fish completions.
+man:
+	./Scripts/make-man.sh "$(SWIFT)"
 
 # On a terminal: hold any key while you drift off; elsewhere the release timer starts at once.
 demo: build

@@ -6,6 +6,9 @@
 #   PREFIX/share/snoozefuse/sounds/*.caf                (the built-in alarm sounds)
 #   PREFIX/lib/systemd/user/snoozefuse-resume.service    (rings a nap a reboot interrupted, at login:
 #                                                        systemctl --user enable snoozefuse-resume)
+#   PREFIX/share/man/man1/snoozefuse.1                  (the manual: Documentation/snoozefuse.1)
+#   PREFIX/share/bash-completion/completions/snoozefuse, PREFIX/share/zsh/site-functions/_snoozefuse,
+#   PREFIX/share/fish/vendor_completions.d/snoozefuse.fish   (completions, from the argument parser)
 # The binary finds the other two from its own location, so the tree can be moved as a whole.
 # Plugins are installed 0644 in folders 0755: snoozefuse refuses plugins that others can write.
 #
@@ -51,5 +54,13 @@ ExecStart=$prefix/bin/snoozefuse resume --if-interrupted
 WantedBy=default.target
 UNIT
 chmod 0644 "$destination/lib/systemd/user/snoozefuse-resume.service"
-echo "installed snoozefuse in $destination (bin, lib/snoozefuse, lib/snoozefuse/plugins, share/snoozefuse/sounds, lib/systemd/user)"
+install -d "$destination/share/man/man1" "$destination/share/bash-completion/completions" \
+    "$destination/share/zsh/site-functions" "$destination/share/fish/vendor_completions.d"
+install -m 0644 "$root/Documentation/snoozefuse.1" "$destination/share/man/man1/snoozefuse.1"
+"$products/snoozefuse" --generate-completion-script bash > "$destination/share/bash-completion/completions/snoozefuse"
+"$products/snoozefuse" --generate-completion-script zsh > "$destination/share/zsh/site-functions/_snoozefuse"
+"$products/snoozefuse" --generate-completion-script fish > "$destination/share/fish/vendor_completions.d/snoozefuse.fish"
+chmod 0644 "$destination/share/bash-completion/completions/snoozefuse" "$destination/share/zsh/site-functions/_snoozefuse" \
+    "$destination/share/fish/vendor_completions.d/snoozefuse.fish"
+echo "installed snoozefuse in $destination (bin, lib/snoozefuse, lib/snoozefuse/plugins, share/snoozefuse/sounds, lib/systemd/user, share/man, completions for bash, zsh and fish)"
 echo "to ring naps a reboot interrupted, at login: systemctl --user enable snoozefuse-resume.service"

@@ -1,0 +1,21 @@
+#!/bin/sh
+# Writes the manual page Documentation/snoozefuse.1 from the argument parser (every command, option
+# and help text), with swift-argument-parser's generate-manual tool, and tidies it for mandoc/groff
+# (a blank line becomes a paragraph break). The page is kept in git, so `make install` needs no
+# extra build; the tests check that it documents every option the binary has.
+#
+# usage: Scripts/make-man.sh [SWIFT]            (make man)
+set -eu
+swift=${1:-swift}
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+$swift build --product snoozefuse
+$swift build --product generate-manual
+bin=$($swift build --show-bin-path)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# The date of the last commit: the page changes only when the program does.
+date=$(git log -1 --format=%cs 2>/dev/null || date +%F)
+"$bin/generate-manual-tool" "$bin/snoozefuse" --date "$date" --authors "the snoozefuse developers" -o "$work"
+sed -e 's/^[[:space:]]*$/.Pp/' "$work/snoozefuse.1" > Documentation/snoozefuse.1
+echo "wrote Documentation/snoozefuse.1 (man -l Documentation/snoozefuse.1)"

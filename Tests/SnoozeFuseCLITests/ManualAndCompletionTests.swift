@@ -1,0 +1,117 @@
+import Foundation
+import Testing
+import SnoozeFuseTestSupport
+
+/// The manual page and the shell completions that `make install` installs: the page renders with
+/// `man -l` and documents every command and option the binary has (so it cannot go stale), and each
+/// completion script loads in its shell and completes.
+@Suite("snoozefuse.1 and the bash, zsh and fish completions")
+struct ManualAndCompletionTests {
+    static let page = InstallTests.packageRoot.appendingPathComponent("Documentation/snoozefuse.1")
+
+    @Test func manRendersThePageWithoutAWarning() async throws {
+        let result = try await runProcess(executableInPath("man"), ["-l", Self.page.path],
+                                          environment: ProcessInfo.processInfo.environment.merging(["MANPAGER": "cat", "MANWIDTH": "80"]) { $1 })
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.isEmpty, "troff warnings: \(result.standardError)")
+        for section in ["NAME", "SYNOPSIS", "DESCRIPTION"] {
+            #expect(result.standardOutput.contains(section))
+        }
+        #expect(result.standardOutput.contains("snoozefuse — A nap timer and alarm engine"))
+    }
+
+    /// Every command and every option of `--experimental-dump-help` is in the page (Scripts/make-man.sh
+    /// writes it again when they change).
+    @Test func thePageDocumentsEveryCommandAndOption() async throws {
+        let source = try String(contentsOf: Self.page, encoding: .utf8)
+        // An option's item: `.It Fl -name Ar value`, or `.It Fl y , -name` with a short name.
+        let items = source.split(separator: "\n").filter { $0.hasPrefix(".It Fl ") }.map { " " + $0 + " " }
+        let dump = try await runProcess(snoozefuse, ["--experimental-dump-help"])
+        #expect(dump.status == 0)
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(dump.standardOutput.utf8)) as? [String: Any])
+        var missing: [String] = []
+        func visit(_ command: [String: Any], path: String) {
+            guard command["shouldDisplay"] as? Bool ?? true else { return }
+            let name = command["commandName"] as? String ?? "?"
+            if !path.isEmpty, !source.contains(".It Em \(name)") { missing.append("command \(path) \(name)") }
+            for argument in command["arguments"] as? [[String: Any]] ?? [] where argument["shouldDisplay"] as? Bool ?? true {
+                for option in argument["names"] as? [[String: Any]] ?? [] where option["kind"] as? String == "long" {
+                    let flag = option["name"] as? String ?? "?"
+                    if !items.contains(where: { $0.contains(" -\(flag) ") }) { missing.append("\(path) \(name) --\(flag)") }
+                }
+            }
+            for sub in command["subcommands"] as? [[String: Any]] ?? [] { visit(sub, path: path.isEmpty ? name : "\(path) \(name)") }
+        }
+        visit(try #require(root["command"] as? [String: Any]), path: "")
+        #expect(missing.isEmpty, "not in Documentation/snoozefuse.1 (run Scripts/make-man.sh): \(missing)")
+    }
+
+    @Test func theBashCompletionLoadsAndCompletesCommands() async throws {
+        let folder = try TemporaryFolder(prefix: "snoozefuse-completion")
+        let script = folder.path("snoozefuse.bash")
+        let generated = try await runProcess(snoozefuse, ["--generate-completion-script", "bash"])
+        try generated.standardOutput.write(toFile: script, atomically: true, encoding: .utf8)
+        let result = try await runProcess(executableInPath("bash"), ["--norc", "-c", """
+            source '\(script)' || exit 3
+            complete -p snoozefuse || exit 4
+            COMP_WORDS=(snoozefuse na); COMP_CWORD=1; COMP_LINE='snoozefuse na'; COMP_POINT=13
+            _snoozefuse
+            echo "${COMPREPLY[@]}"
+            """])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput.contains("complete -o filenames -F _snoozefuse snoozefuse"), "\(result.standardOutput)")
+        #expect(result.standardOutput.split(separator: "\n").last?.split(separator: " ").contains("nap") == true, "\(result.standardOutput)")
+    }
+
+    @Test func theZshCompletionLoadsAsACompletionFunction() async throws {
+        let folder = try TemporaryFolder(prefix: "snoozefuse-completion")
+        let generated = try await runProcess(snoozefuse, ["--generate-completion-script", "zsh"])
+        try generated.standardOutput.write(toFile: folder.path("_snoozefuse"), atomically: true, encoding: .utf8)
+        #expect(generated.standardOutput.hasPrefix("#compdef snoozefuse"))
+        // As installed: a file `_snoozefuse` in a folder of fpath, picked up by compinit.
+        let result = try await runProcess(executableInPath("zsh"), ["-f", "-c", """
+            fpath=('\(folder.url.path)' $fpath)
+            autoload -Uz compinit && compinit -u -D -d '\(folder.path("zcompdump"))' || exit 3
+            print -r -- "registered: ${_comps[snoozefuse]}"
+            autoload -Uz +X _snoozefuse || exit 4
+            whence -w _snoozefuse
+            """])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput.contains("registered: _snoozefuse"), "\(result.standardOutput)")
+        #expect(result.standardOutput.contains("_snoozefuse: function"), "\(result.standardOutput)")
+        #expect(result.standardError.isEmpty, "\(result.standardError)")
+    }
+
+    @Test func theFishCompletionLoadsAndCompletesCommandsAndValues() async throws {
+        let folder = try TemporaryFolder(prefix: "snoozefuse-completion")
+        let script = folder.path("snoozefuse.fish")
+        let generated = try await runProcess(snoozefuse, ["--generate-completion-script", "fish"])
+        try generated.standardOutput.write(toFile: script, atomically: true, encoding: .utf8)
+        let result = try await runProcess(executableInPath("fish"), ["--no-config", "-c", """
+            source '\(script)'; or exit 3
+            complete -C 'snoozefuse na'
+            complete -C 'snoozefuse nap --dismiss '
+            """], environment: ProcessInfo.processInfo.environment.merging(["HOME": folder.url.path]) { $1 })
+        #expect(result.status == 0, "\(result.standardError)")
+        let lines = result.standardOutput.split(separator: "\n").map { $0.split(separator: "\t").first.map(String.init) ?? "" }
+        #expect(lines.contains("nap"), "\(result.standardOutput)")
+        #expect(Set(["word", "hold", "key"]).isSubset(of: Set(lines)), "the values of --dismiss: \(result.standardOutput)")
+    }
+
+    @Test func makeInstallInstallsThePageAndTheCompletions() async throws {
+        let scratch = try TemporaryFolder(prefix: "snoozefuse-install")
+        let prefix = scratch.url.appendingPathComponent("usr")
+        let install = try await runProcess(InstallTests.packageRoot.appendingPathComponent("Scripts/install.sh"), [BuiltProducts.folder.path, prefix.path])
+        #expect(install.status == 0, "\(install.standardError)")
+        for file in ["share/man/man1/snoozefuse.1", "share/bash-completion/completions/snoozefuse",
+                     "share/zsh/site-functions/_snoozefuse", "share/fish/vendor_completions.d/snoozefuse.fish"] {
+            let path = prefix.appendingPathComponent(file).path
+            let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+            #expect(size > 500, "\(file) installed")
+        }
+        // man finds the page through the prefix, as it would in /usr/local.
+        let man = try await runProcess(executableInPath("man"), ["-M", prefix.appendingPathComponent("share/man").path, "snoozefuse"],
+                                       environment: ProcessInfo.processInfo.environment.merging(["MANPAGER": "cat"]) { $1 })
+        #expect(man.status == 0 && man.standardOutput.contains("SNOOZEFUSE(1)"), "\(man.standardError)")
+    }
+}
