@@ -116,7 +116,9 @@ struct AudioAlarmStallTests {
             try pulse.startDaemon()
             let driver = pulse.directory.appendingPathComponent("dismiss.py")
             try Self.dismissDriver.write(to: driver, atomically: true, encoding: .utf8)
-            let nap = try PulseNap(on: pulse, ringLimit: 30, through: [executableInPath("python3").path, driver.path])
+            // `--dismiss key`: one `d` stops the alarm (the word challenge is not what this tests).
+            let nap = try PulseNap(on: pulse, ringLimit: 30, through: [executableInPath("python3").path, driver.path],
+                                   options: ["--dismiss", "key"])
             seen.startedOn = try nap.waitUntilPlayingOnPulse()
             // Frozen for 1 s: the 0.4 s buffer is full, so the audio thread is blocked in its write;
             // the stall limit (3 s) has not run out, so nothing has handed over yet.

@@ -80,7 +80,7 @@ struct NapSessionTests {
         #expect(records.filter(\.isEvent).map(\.event) == [.phase, .phase, .warning, .phase, .alarm, .alarmStopped, .phase, .end])
     }
 
-    @Test func keysHoldsAdjustmentsAndTheDismissalGoInThroughOneEntry() async {
+    @Test func keysHoldsAdjustmentsAndTheDismissalGoInThroughOneEntry() async throws {
         let timers = SessionTimers(release: .seconds(2), nap: .seconds(30), max: .seconds(120))
         let pulses = RecordingPulses(clock: clock)
         let (nap, alarm) = makeNap(NapConfiguration(timers: timers, presetName: "test", holdMode: true, bpm: 60),
@@ -107,8 +107,13 @@ struct NapSessionTests {
         #expect(stream.last(.adjusted)?.message == "the alarm moved by +1m")
         while await clock.step(orUntil: { nap.phase == .ringing }) != nil {}
         #expect(alarm.events.withLock { $0.last?.1 } == .init(offset: .milliseconds(93_500)))
-        // Ringing: the same key now dismisses.
-        nap.send(.key(.bytes([UInt8(ascii: "d")])))
+        // Ringing: a single key does not stop it (the default dismissal asks for a word)…
+        nap.send(.key(.bytes([UInt8(ascii: "d"), 13])))
+        await waitUntil { nap.keyPrompt.wrong }
+        #expect(nap.phase == .ringing)
+        // …the word of this ring, typed through the same entry, does.
+        let word = try #require(nap.keyPrompt.word)
+        nap.send(.key(.bytes(Array(word.utf8) + [13])))
         let result = await run.value
         #expect(result.outcome == .dismissed)
         #expect(pulses.cancels.withLock { $0 } >= 1, "the alarm pattern stops with the alarm")
