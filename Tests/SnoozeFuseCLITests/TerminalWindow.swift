@@ -26,8 +26,13 @@ final class TerminalWindow {
         }
         let folder = home.folder
         let program = ([BuiltProducts.executable("snoozefuse").path] + arguments).map(Self.quoted).joined(separator: " ")
-        let inner = "stty -a > \(Self.quoted(folder.path("\(name).before"))); \(program) > \(Self.quoted(folder.path(events))); "
-            + "echo $? > \(Self.quoted(folder.path("\(name).status"))); stty -a > \(Self.quoted(folder.path("\(name).after"))); sleep 600"
+        // Each file appears whole (written aside, then renamed), so a reader never sees it half written.
+        func record(_ command: String, _ file: String) -> String {
+            let path = Self.quoted(folder.path(file)), partial = Self.quoted(folder.path(file + ".partial"))
+            return "\(command) > \(partial); mv \(partial) \(path)"
+        }
+        let inner = "\(record("stty -a", "\(name).before")); \(program) > \(Self.quoted(folder.path(events))); "
+            + "\(record("echo $?", "\(name).status")); \(record("stty -a", "\(name).after")); sleep 600"
         let command = (["env"] + removed + variables + ["TERM=xterm-256color", "sh", "-c", inner]).map(Self.quoted).joined(separator: " ")
         try runTool("tmux", ["-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", name, "-x", "\(width)", "-y", "\(height)", command])
     }
