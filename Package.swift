@@ -167,7 +167,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SnoozeFuseCAFTests",
-            dependencies: ["SnoozeFuseCAF", "CSndFile", "SnoozeFuseTestSupport"],
+            dependencies: ["SnoozeFuseCAF", "SnoozeFuseAudio", "CSndFile", "SnoozeFuseTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

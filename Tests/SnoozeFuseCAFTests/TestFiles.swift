@@ -1,22 +1,22 @@
 import CSndFile
 import Foundation
-import Synchronization
+import SnoozeFuseAudio
 import Testing
 
 func readBytes(_ url: URL) throws -> [UInt8] {
     [UInt8](try Data(contentsOf: url))
 }
 
-/// libsndfile's error state for failed opens is global, so opens are serialised.
-private let sndfileLock = Mutex(())
-
-/// What `sf_open` does with a file: 0 (`SF_ERR_NO_ERROR`) when it opens, otherwise the `SF_ERR_*` code.
+/// What libsndfile does with a file: 0 (`SF_ERR_NO_ERROR`) when it opens, otherwise the `SF_ERR_*`
+/// code. Opened through SnoozeFuseAudio's wrapper, which holds the one lock over libsndfile's global
+/// error state (a direct `sf_open` here, failing at the same moment as another test's open in this
+/// process, would hand that test this file's log).
 func sndfileOpenResult(_ url: URL) -> Int32 {
-    sndfileLock.withLock { _ in
-        var info = SF_INFO()
-        guard let handle = sf_open(url.path, Int32(SFM_READ), &info) else { return sf_error(nil) }
-        sf_close(handle)
+    do throws(SoundFileError) {
+        _ = try SoundFile(readingAtPath: url.path)
         return 0
+    } catch {
+        return error.code.rawValue
     }
 }
 
