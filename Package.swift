@@ -49,6 +49,12 @@ let package = Package(
             pkgConfig: "samplerate",
             providers: [.apt(["libsamplerate0-dev"])]
         ),
+        // sd-bus: logind's inhibitor (keep-awake) and the desktop's notifications.
+        .systemLibrary(
+            name: "CSystemd",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
 
         // MARK: Plugin ABI (header only; its one .c file holds layout checks) and built-in plugins
         .target(name: "SnoozeFusePluginABI"),
@@ -68,10 +74,10 @@ let package = Package(
         ),
 
         // MARK: The process's machinery: one event loop (executor + boot-time clock), one bounded
-        // call, threads, file descriptors
+        // call, threads, file descriptors, D-Bus calls, the wake alarm
         .target(
             name: "SnoozeFuseSystem",
-            dependencies: ["CLinux"],
+            dependencies: ["CLinux", "CSystemd"],
             swiftSettings: strictSettings
         ),
 

@@ -33,7 +33,7 @@ LAYERS = {
     "SnoozeFusePluginHost": {"SnoozeFusePluginABI", "SnoozeFuseSystem", "Logging"},
     "SnoozeFuseAudio": {"SnoozeFuseSystem", "CSndFile", "CALSA", "CSampleRate"},
     "SnoozeFuseStore": {"GRDB"},
-    "SnoozeFuseSystem": {"CLinux"},
+    "SnoozeFuseSystem": {"CLinux", "CSystemd"},
     "SnoozeFuseCore": set(),
     "SnoozeFuseCAF": set(),
     "SnoozeFuseTestSupport": {"SnoozeFuseSystem"},
