@@ -28,6 +28,7 @@ public final class LiveNap: Sendable {
     private let keeper: LiveSessionKeeper
     private let control: ControlServer?
     private let lock: NapLock
+    private let wakefulness: NapWakefulness
 
     /// Everything the nap records, in order (see ``NapSession/records``).
     public var records: AsyncStream<SessionRecord> { session.records }
@@ -173,12 +174,20 @@ public final class LiveNap: Sendable {
                 noteFeed.finish()
             })
         ports.initialSession = initialSession
-        ports.onChange = { session, now in keeper.save(session, now: now) }
+        // Keeps the machine awake from now until the nap ends, wakes it for the alarm, and shows
+        // the alarm on the desktop.
+        let wakefulness = NapWakefulness(clock: loop.clock, stopHint: "`snoozefuse stop` stops it.") { noteFeed.yield($0) }
+        ports.onChange = { session, now in
+            keeper.save(session, now: now)
+            wakefulness.changed(session)
+        }
+        ports.onRecord = { wakefulness.follow($0) }
         let session = NapSession(configuration: configuration, ports: ports)
         self.session = session
         self.plugins = plugins
         self.keeper = keeper
         self.lock = lock
+        self.wakefulness = wakefulness
         // Other terminals of this user reach the nap here; without the socket the nap still runs.
         do {
             control = try ControlServer(socket: paths.controlSocket(), loop: loop) { [weak session] request in
@@ -201,6 +210,7 @@ public final class LiveNap: Sendable {
         let result = await session.run()
         control?.close()
         keeper.remove()
+        await wakefulness.finish()
         return result
     }
 

@@ -179,6 +179,11 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
             return noteRecord
         case .warning(let message):
             return record(.warning, at: instant, origin: origin, message: message)
+        case .wakeAlarm(let armed):
+            var wake = record(.wakeAlarm, at: instant, origin: origin, message: armed.message)
+            wake.until = seconds(origin.duration(to: instant.advanced(by: armed.firesIn)))
+            wake.boottime = armed.bootSeconds
+            return wake
         }
     }
 

@@ -32,6 +32,9 @@ public struct SessionRecord: Sendable, Equatable, Encodable {
         /// What the keys can do changed (`prompt`: the word to type, a pending confirmation); for
         /// displays, never written as an event.
         case prompt
+        /// The wake alarm that resumes a suspended machine is armed (`until`, `boottime`: when it
+        /// fires, as the kernel holds it; `message`).
+        case wakeAlarm = "wake_alarm"
     }
 
     public var event: Kind
@@ -52,6 +55,9 @@ public struct SessionRecord: Sendable, Equatable, Encodable {
     public var intensity: Double?
     /// For `prompt`: what the keys can do now (not part of the JSON).
     public var prompt: KeyPrompt?
+    /// For `wake_alarm`: when it fires, in seconds of CLOCK_BOOTTIME (as the live state's
+    /// `bootSeconds` and `/proc/PID/fdinfo` count).
+    public var boottime: Double?
 
     public init(
         event: Kind, phase: Phase? = nil, t: Double, wall: String, until: Double? = nil,
@@ -71,7 +77,7 @@ public struct SessionRecord: Sendable, Equatable, Encodable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case event, phase, t, wall, until, reason, output, outcome, message
+        case event, phase, t, wall, until, reason, output, outcome, message, boottime
         case latenessMs = "lateness_ms"
     }
 
@@ -106,6 +112,8 @@ public struct SessionRecord: Sendable, Equatable, Encodable {
 public enum SessionNote: Sendable, Hashable {
     case output(AlarmOutputChange)
     case warning(String)
+    /// The wake alarm is armed (see ``WakeFromSuspend``).
+    case wakeAlarm(WakeAlarmArmed)
 }
 
 /// Where records and countdown updates go. The CLI implements it (stdout for JSON lines, the

@@ -127,7 +127,7 @@ final class Console {
             } else {
                 sayPrompt(prompt, phase: record.phase)
             }
-        case .alarm, .alarmStopped, .end:
+        case .alarm, .alarmStopped, .end, .wakeAlarm:
             return
         }
     }
