@@ -71,11 +71,11 @@ public struct BusError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// Why, in the service's words or the system's.
     public var reason: String {
+        if let timeout {
+            return "no answer within \(timeout)"
+        }
         if let remoteName {
             return "\(remoteName)\(remoteMessage.map { " (\($0))" } ?? "")"
-        }
-        if let timeout, code == ETIMEDOUT {
-            return "no answer within \(timeout)"
         }
         if let expected {
             return "the reply is not \(expected) (\(Self.errnoText(code)))"

@@ -1,0 +1,177 @@
+import Foundation
+import Synchronization
+
+// D-Bus tests against a `dbus-daemon` of the test's own, on a private socket, with small stand-ins
+// for the services a nap calls (systemd-logind's inhibitor, the desktop's notification server)
+// written in Python (python3-dbus with a GLib main loop). Everything is stopped by PID.
+
+/// A `dbus-daemon` on a socket in a folder of its own, and the stand-ins started on it. Point a
+/// program at it with `DBUS_SYSTEM_BUS_ADDRESS` or `DBUS_SESSION_BUS_ADDRESS` = ``address``.
+public final class PrivateBus: Sendable {
+    /// The daemon's folder: its configuration, socket and the stand-ins' logs.
+    public let folder: TemporaryFolder
+    /// The bus's address (`unix:path=…`).
+    public let address: String
+    private let processes = Mutex<[BackgroundProcess]>([])
+
+    /// A service the test publishes on the bus.
+    public enum StandIn: String, Sendable {
+        /// `org.freedesktop.login1` with `Manager.Inhibit`: returns one end of a pipe and logs
+        /// `inhibit N what=… who=… why=… mode=… pipe=INODE` when called and `released N` when the
+        /// caller's end is closed (every copy of it: the kernel closes it when the process dies).
+        case login1
+        /// `org.freedesktop.Notifications` with `Notify` and `CloseNotification`, logging one JSON
+        /// object per call.
+        case notifications
+        /// The same, but `Notify` never answers (a hung notification server).
+        case hangingNotifications = "hanging-notifications"
+    }
+
+    /// Starts the daemon and waits until it listens.
+    public init() throws {
+        folder = try TemporaryFolder(prefix: "snoozefuse-bus")
+        let socket = folder.path("bus.sock")
+        address = "unix:path=\(socket)"
+        let configuration = """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <listen>\(address)</listen>
+              <auth>EXTERNAL</auth>
+              <policy context="default">
+                <allow user="*"/>
+                <allow own="*"/>
+                <allow send_destination="*"/>
+                <allow receive_sender="*"/>
+              </policy>
+            </busconfig>
+            """
+        try configuration.write(toFile: folder.path("bus.conf"), atomically: true, encoding: .utf8)
+        let daemon = executableInPath("dbus-daemon")
+        guard FileManager.default.isExecutableFile(atPath: daemon.path) else {
+            throw ToolFailure(description: "'dbus-daemon' is not installed (Debian package `dbus`; Scripts/apt-packages.txt lists what the tests need)")
+        }
+        try start(daemon, ["--config-file=\(folder.path("bus.conf"))", "--nofork", "--nopidfile", "--nosyslog"], log: "daemon")
+        try waitUntil("dbus-daemon listens on \(socket)") { FileManager.default.fileExists(atPath: socket) }
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// Publishes `standIn` on the bus and waits until it is ready; it logs to ``log(of:)``.
+    public func publish(_ standIn: StandIn) throws {
+        let python = URL(fileURLWithPath: "/usr/bin/python3")
+        guard FileManager.default.isExecutableFile(atPath: python.path) else {
+            throw ToolFailure(description: "/usr/bin/python3 is not installed (Debian packages python3, python3-dbus, python3-gi)")
+        }
+        let script = folder.path("stand-in.py")
+        try Self.standInScript.write(toFile: script, atomically: true, encoding: .utf8)
+        let log = logPath(of: standIn)
+        try start(python, [script, standIn.rawValue, address, log], log: standIn.rawValue)
+        try waitUntil("the \(standIn.rawValue) stand-in to be ready") { self.log(of: standIn).contains("ready") }
+    }
+
+    /// The lines `standIn` logged so far.
+    public func log(of standIn: StandIn) -> [String] {
+        let text = (try? String(contentsOfFile: logPath(of: standIn), encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").map(String.init)
+    }
+
+    /// What the daemon and the stand-ins wrote to their standard error (for a failed expectation).
+    public var diagnosis: String {
+        ["daemon", StandIn.login1.rawValue, StandIn.notifications.rawValue, StandIn.hangingNotifications.rawValue].map { name in
+            "\(name): \((try? String(contentsOfFile: folder.path("\(name).err"), encoding: .utf8)) ?? "")"
+        }.joined(separator: "; ")
+    }
+
+    /// Stops the stand-ins and the daemon (SIGKILL, by PID) and reaps them.
+    public func stop() {
+        let running = processes.withLock { processes in
+            defer { processes = [] }
+            return processes
+        }
+        for process in running.reversed() {
+            process.signal(SIGKILL)
+            process.wait()
+        }
+    }
+
+    private func logPath(of standIn: StandIn) -> String { folder.path("\(standIn.rawValue).log") }
+
+    private func start(_ executable: URL, _ arguments: [String], log: String) throws {
+        var environment = ProcessInfo.processInfo.environment
+        environment.removeValue(forKey: "DBUS_SESSION_BUS_ADDRESS")
+        environment.removeValue(forKey: "DBUS_SYSTEM_BUS_ADDRESS")
+        let process = try BackgroundProcess(executable, arguments, environment: environment,
+                                            standardOutput: folder.path("\(log).out"), standardError: folder.path("\(log).err"))
+        processes.withLock { $0.append(process) }
+    }
+
+    private func waitUntil(_ what: String, _ condition: () -> Bool) throws {
+        for _ in 0 ..< 500 {
+            if condition() { return }
+            usleep(20_000)
+        }
+        throw ToolFailure(description: "gave up waiting for \(what): \(diagnosis)")
+    }
+
+    /// The stand-ins: `stand-in.py KIND ADDRESS LOG`.
+    private static let standInScript = #"""
+        import json, os, sys
+        import dbus, dbus.service, dbus.mainloop.glib
+        from gi.repository import GLib
+
+        kind, address, log_path = sys.argv[1], sys.argv[2], sys.argv[3]
+        dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
+        bus = dbus.bus.BusConnection(address)
+        log = open(log_path, "a", buffering=1)
+        counter = [0]
+
+        class Login1(dbus.service.Object):
+            @dbus.service.method("org.freedesktop.login1.Manager", in_signature="ssss", out_signature="h")
+            def Inhibit(self, what, who, why, mode):
+                counter[0] += 1
+                number = counter[0]
+                read_end, write_end = os.pipe()
+                log.write("inhibit %d what=%s who=%s why=%s mode=%s pipe=%d\n" % (number, what, who, why, mode, os.fstat(write_end).st_ino))
+                def released(fd, condition):
+                    log.write("released %d\n" % number)
+                    os.close(fd)
+                    return False
+                GLib.io_add_watch(read_end, GLib.PRIORITY_DEFAULT, GLib.IO_HUP | GLib.IO_ERR | GLib.IO_IN, released)
+                handed = dbus.types.UnixFd(write_end)  # a copy of its own, closed once sent
+                os.close(write_end)
+                return handed
+
+        class Notifications(dbus.service.Object):
+            def __init__(self, connection, path, hanging):
+                dbus.service.Object.__init__(self, connection, path)
+                self.hanging = hanging
+
+            @dbus.service.method("org.freedesktop.Notifications", in_signature="susssasa{sv}i", out_signature="u",
+                                 async_callbacks=("reply", "error"))
+            def Notify(self, app_name, replaces_id, icon, summary, body, actions, hints, expire_timeout, reply, error):
+                counter[0] += 1
+                urgency = hints.get("urgency")
+                log.write(json.dumps({"call": "Notify", "id": counter[0], "app_name": str(app_name), "replaces_id": int(replaces_id),
+                                      "icon": str(icon), "summary": str(summary), "body": str(body), "actions": [str(a) for a in actions],
+                                      "urgency": None if urgency is None else int(urgency),
+                                      "urgency_type": type(urgency).__name__, "expire_timeout": int(expire_timeout)}) + "\n")
+                if not self.hanging:
+                    reply(dbus.UInt32(counter[0]))
+
+            @dbus.service.method("org.freedesktop.Notifications", in_signature="u", out_signature="")
+            def CloseNotification(self, number):
+                log.write(json.dumps({"call": "CloseNotification", "id": int(number)}) + "\n")
+
+        if kind == "login1":
+            name = dbus.service.BusName("org.freedesktop.login1", bus)
+            service = Login1(bus, "/org/freedesktop/login1")
+        else:
+            name = dbus.service.BusName("org.freedesktop.Notifications", bus)
+            service = Notifications(bus, "/org/freedesktop/Notifications", kind == "hanging-notifications")
+        log.write("ready\n")
+        GLib.MainLoop().run()
+        """#
+}
