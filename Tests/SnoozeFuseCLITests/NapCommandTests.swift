@@ -14,6 +14,7 @@ struct EventLine: Decodable {
     var reason: String?
     var lateness_ms: Double?
     var output: String?
+    var message: String?
 }
 
 @Suite("snoozefuse nap (the built binary)")
