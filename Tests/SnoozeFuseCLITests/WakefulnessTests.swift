@@ -161,7 +161,7 @@ struct WakefulnessTests {
             if cancel == "SIGTERM" {
                 nap.signal(SIGTERM)
             } else {
-                seen.numbers["stop"] = Double(try home.run(["stop"]).status)
+                seen.numbers["stop"] = Double(try home.run(["stop", "--yes"]).status)
             }
             seen.numbers["status"] = Double(nap.wait())
             seen.steps["released"] = waitFor(.seconds(5)) { released(system, 1) }
@@ -211,7 +211,7 @@ struct WakefulnessTests {
         let seen = try await script { home, seen in
             let run = BusNap(home)
             let nap = try run.launch(["nap", "--no-hold", "--release", "0", "--nap", "1", "--max", "1m",
-                                      "--ring-limit", ending == "ring limit" ? "1" : "30", "--device", "null", "--events", "jsonl"])
+                                      "--ring-limit", ending == "ring limit" ? "1" : "30", "--device", "null", "--events", "jsonl", "--dismiss", "key"])
             if ending == "dismissed" {
                 seen.steps["ringing"] = waitFor(.seconds(20)) { !run.events("alarm").isEmpty }
                 seen.numbers["stop"] = Double(try home.run(["stop"]).status)
@@ -266,7 +266,7 @@ struct WakefulnessTests {
             seen.numbers["kernel moved by"] = (timersAfter.first?.firesAt ?? 0) - (timers.first?.firesAt ?? 0)
             seen.numbers["event moved by"] = (moved?["boottime"] as? Double ?? 0) - (armed["boottime"] as? Double ?? 0)
             seen.numbers["until moved by"] = (moved?["until"] as? Double ?? 0) - (armed["until"] as? Double ?? 0)
-            seen.numbers["stop"] = Double(try home.run(["stop"]).status)
+            seen.numbers["stop"] = Double(try home.run(["stop", "--yes"]).status)
             seen.numbers["status"] = Double(nap.wait())
         }
         #expect(seen["armed"], "\(seen.texts)")
@@ -329,7 +329,7 @@ struct WakefulnessTests {
             try session.publish(.notifications)
             let run = BusNap(home, session: session)
             let nap = try run.launch(["nap", "--no-hold", "--release", "0", "--nap", "1", "--max", "1m", "--snooze", "2",
-                                      "--device", "null", "--events", "jsonl", "--quiet"])
+                                      "--device", "null", "--events", "jsonl", "--quiet", "--dismiss", "key"])
             seen.steps["notified"] = waitFor(.seconds(20)) { notificationCalls(session).count == 1 }
             seen.texts["first"] = notificationCalls(session).first.map { "\($0)" }
             if let first = notificationCalls(session).first {
