@@ -32,6 +32,12 @@ static inline int snoozefuse_peer_uid(int fd, unsigned int *uid) {
     return 0;
 }
 
+/* A descriptor that becomes readable when process `pid` (a child of this process) ends: pidfd_open
+ * (Linux 5.3; glibc 2.36 declares no wrapper). Returns the descriptor, or -1 with errno. */
+static inline int snoozefuse_pidfd_open(int pid) {
+    return (int)syscall(SYS_pidfd_open, pid, 0u);
+}
+
 /* posix_spawn's POSIX_SPAWN_SETSID (glibc 2.26): declared only under _GNU_SOURCE. */
 static const short snoozefuse_posix_spawn_setsid = 0x80;
 

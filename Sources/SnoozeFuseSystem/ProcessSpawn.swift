@@ -72,6 +72,37 @@ public enum ProcessSpawn {
         return spawned
     }
 
+    /// Waits for child `pid` to end, at most `limit` (on CLOCK_BOOTTIME), and reaps it. Returns its
+    /// `waitpid` status, or nil when it is still running after `limit` (it is then left as it is).
+    /// Sleeps in `poll` on a pidfd (no busy waiting); where the kernel has no pidfd, looks every 20 ms.
+    /// Blocking: for threads of their own.
+    public static func wait(for pid: Int32, atMost limit: Duration) -> Int32? {
+        let deadline = BootInstant.now.advanced(by: limit)
+        let pidfd = snoozefuse_pidfd_open(pid)
+        defer { if pidfd >= 0 { _ = close(pidfd) } }
+        while true {
+            var status: Int32 = 0
+            let reaped = waitpid(pid, &status, WNOHANG)
+            if reaped == pid { return status }
+            if reaped < 0 && errno != EINTR { return nil } // not our child (any more): nothing to wait for
+            let now = BootInstant.now
+            guard now < deadline else { return nil }
+            let left = now.duration(to: deadline)
+            var milliseconds = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
+            if pidfd < 0 { milliseconds = min(milliseconds, 20) }
+            var entry = pollfd(fd: pidfd, events: Int16(POLLIN), revents: 0)
+            _ = poll(&entry, pidfd >= 0 ? 1 : 0, milliseconds) // EINTR or a timeout: look again
+        }
+    }
+
+    /// Kills the process group that child `pid` leads (started with ``Grouping/ownProcessGroup``),
+    /// so that what it started ends too, and reaps the child.
+    public static func killGroup(of pid: Int32) {
+        _ = kill(-pid, SIGKILL)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    }
+
     /// How a child that ended did (`exited with status 3`, `killed by signal 11 (Segmentation fault)`),
     /// from the status `waitpid` gave.
     public static func describe(_ status: Int32) -> String {
