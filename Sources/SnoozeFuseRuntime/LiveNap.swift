@@ -29,6 +29,7 @@ public final class LiveNap: Sendable {
     private let control: ControlServer?
     private let lock: NapLock
     private let wakefulness: NapWakefulness
+    private let hooks: NapHooks
 
     /// Everything the nap records, in order (see ``NapSession/records``).
     public var records: AsyncStream<SessionRecord> { session.records }
@@ -181,13 +182,19 @@ public final class LiveNap: Sendable {
             keeper.save(session, now: now)
             wakefulness.changed(session)
         }
-        ports.onRecord = { wakefulness.follow($0) }
+        // The user's hooks run beside the nap, never in its way.
+        let hooks = NapHooks(paths: paths) { noteFeed.yield(.warning($0)) }
+        ports.onRecord = { record in
+            wakefulness.follow(record)
+            hooks.follow(record)
+        }
         let session = NapSession(configuration: configuration, ports: ports)
         self.session = session
         self.plugins = plugins
         self.keeper = keeper
         self.lock = lock
         self.wakefulness = wakefulness
+        self.hooks = hooks
         // Other terminals of this user reach the nap here; without the socket the nap still runs.
         do {
             control = try ControlServer(socket: paths.controlSocket(), loop: loop) { [weak session] request in
@@ -211,6 +218,8 @@ public final class LiveNap: Sendable {
         control?.close()
         keeper.remove()
         await wakefulness.finish()
+        // The `end` hook has its 10 s before the program exits.
+        await hooks.finish()
         return result
     }
 

@@ -1,0 +1,184 @@
+import Foundation
+import Glibc
+import SnoozeFuseCore
+import SnoozeFuseStore
+import SnoozeFuseSystem
+import Synchronization
+
+/// The user's hooks (SPEC §7, issue 15): executables in `$XDG_CONFIG_HOME/snoozefuse/hooks/` named
+/// after the moments of a nap (`start`, `release`, `nap`, `alarm`, `dismiss`, `end`), each run when
+/// its moment comes with the `SNOOZEFUSE_*` variables that describe it.
+///
+/// A hook never delays the nap: it is started and watched on a thread of its own, with standard
+/// input from `/dev/null` and its output appended to `hooks.log` in the state folder. It has 10 s;
+/// then it is killed with its whole process group. A hook that fails, hangs or cannot run is said
+/// once (a warning), as is one that anybody but its owner could have changed (it is refused, as
+/// sudo and ssh refuse such files).
+final class NapHooks: Sendable {
+    /// The moments a hook can be named after.
+    enum Moment: String, CaseIterable, Sendable {
+        case start, release, nap, alarm, dismiss, end
+    }
+
+    /// How long a hook may run.
+    static let timeLimit: Duration = .seconds(10)
+
+    private let folder: String
+    private let logPath: String
+    private let warn: @Sendable (String) -> Void
+    private let state = Mutex(State())
+
+    private struct State {
+        var started = false
+        var running = 0
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    /// - Parameters:
+    ///   - paths: the user's folders (hooks in `config/hooks/`, the log in `state/hooks.log`).
+    ///   - warn: where a failing, hanging or refused hook is said (the nap's warnings).
+    init(paths: StorePaths, warn: @escaping @Sendable (String) -> Void) {
+        folder = paths.config.appendingPathComponent("hooks", isDirectory: true).path
+        logPath = paths.state.appendingPathComponent("hooks.log").path
+        self.warn = warn
+    }
+
+    /// A record of the nap (``NapPorts/onRecord``, on the nap's loop): runs the hooks of the moments
+    /// it marks. Returns at once.
+    func follow(_ record: SessionRecord) {
+        for moment in moments(of: record) {
+            run(moment, record: record)
+        }
+    }
+
+    /// Waits until every hook started so far has ended or been killed (at most ``timeLimit``).
+    func finish() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state -> Bool in
+                if state.running == 0 { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    /// The moments `record` marks: the first phase of the nap is its start; entering `releasing`
+    /// and `napping`; the alarm; a dismissal and the end.
+    private func moments(of record: SessionRecord) -> [Moment] {
+        switch record.event {
+        case .phase:
+            var moments: [Moment] = []
+            let first = state.withLock { state -> Bool in
+                defer { state.started = true }
+                return !state.started
+            }
+            if first { moments.append(.start) }
+            if record.phase == .releasing { moments.append(.release) }
+            if record.phase == .napping { moments.append(.nap) }
+            return moments
+        case .alarm:
+            return [.alarm]
+        case .end:
+            return record.outcome == .dismissed ? [.dismiss, .end] : [.end]
+        default:
+            return []
+        }
+    }
+
+    private func run(_ moment: Moment, record: SessionRecord) {
+        let path = folder + "/" + moment.rawValue
+        var status = stat()
+        guard stat(path, &status) == 0 else { return } // no hook for this moment
+        if let refusal = Self.refusal(of: path, status: status, folder: folder) {
+            warn("hook \(moment.rawValue) refused: \(refusal)")
+            return
+        }
+        var environment = ProcessInfo.processInfo.environment
+        environment["SNOOZEFUSE_EVENT"] = moment.rawValue
+        environment["SNOOZEFUSE_T"] = String(record.t)
+        environment["SNOOZEFUSE_WALL"] = record.wall
+        environment["SNOOZEFUSE_PID"] = String(getpid())
+        if let phase = record.phase { environment["SNOOZEFUSE_PHASE"] = phase.rawValue }
+        if let until = record.until { environment["SNOOZEFUSE_UNTIL"] = String(until) }
+        if let reason = record.reason { environment["SNOOZEFUSE_REASON"] = reason.rawValue }
+        if let outcome = record.outcome { environment["SNOOZEFUSE_OUTCOME"] = outcome.rawValue }
+        if let output = record.output { environment["SNOOZEFUSE_OUTPUT"] = output }
+        state.withLock { $0.running += 1 }
+        let started = SystemThread.start(named: "sf-hook") { [self, environment] in
+            supervise(moment, path: path, environment: environment)
+            let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+                state.running -= 1
+                guard state.running == 0 else { return [] }
+                defer { state.waiters = [] }
+                return state.waiters
+            }
+            waiters.forEach { $0.resume() }
+        }
+        if !started {
+            state.withLock { $0.running -= 1 }
+            warn("hook \(moment.rawValue) not run: no thread could be started for it")
+        }
+    }
+
+    /// Starts the hook, waits for it at most ``timeLimit``, and says what went wrong (in the nap's
+    /// warnings and in the log, which still has it when the nap has ended).
+    private func supervise(_ moment: Moment, path: String, environment: [String: String]) {
+        let log = openLog()
+        defer { if log >= 0 { _ = close(log) } }
+        func report(_ message: String) {
+            warn(message)
+            if log >= 0 { _ = "snoozefuse: \(message)\n".withCString { write(log, $0, strlen($0)) } }
+        }
+        let output: ProcessSpawn.Descriptor = log >= 0 ? .inherit(log) : .devNull
+        var pid: Int32 = 0
+        // ETXTBSY: the file is open for writing somewhere (an editor saving it, a process that
+        // inherited the writer's descriptor); that passes within moments, so it is tried again.
+        for attempt in 1 ... 20 {
+            do {
+                pid = try ProcessSpawn.start(path, [], descriptors: [0: .devNull, 1: output, 2: output],
+                                             grouping: .ownProcessGroup, environment: environment)
+                break
+            } catch where error.code == ETXTBSY && attempt < 20 {
+                usleep(50_000)
+            } catch {
+                report("hook \(moment.rawValue) could not be started (\(path)): \(error)")
+                return
+            }
+        }
+        guard let status = ProcessSpawn.wait(for: pid, atMost: Self.timeLimit) else {
+            ProcessSpawn.killGroup(of: pid)
+            report("hook \(moment.rawValue) did not finish within \(Self.timeLimit.components.seconds)s and was stopped (\(path))")
+            return
+        }
+        if status != 0 {
+            report("hook \(moment.rawValue) \(ProcessSpawn.describe(status)) (\(path); its output is in \(logPath))")
+        }
+    }
+
+    /// The hooks' log, opened for appending (created 0600); -1 when it cannot be.
+    private func openLog() -> Int32 {
+        let folder = (logPath as NSString).deletingLastPathComponent
+        if access(folder, F_OK) != 0 { _ = mkdir(folder, 0o700) }
+        return open(logPath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+    }
+
+    /// Why the hook at `path` must not run, or nil: it must be a regular, executable file; it and
+    /// its folder must belong to this user or to root and be writable by nobody else.
+    static func refusal(of path: String, status: stat, folder: String) -> String? {
+        guard status.st_mode & S_IFMT == S_IFREG else { return "\(path) is not a regular file" }
+        guard access(path, X_OK) == 0 else { return "\(path) is not executable; chmod u+x \(path)" }
+        let user = getuid()
+        var folderStatus = stat()
+        for (subject, mode, owner) in [(path, status.st_mode, status.st_uid)]
+            + (stat(folder, &folderStatus) == 0 ? [(folder, folderStatus.st_mode, folderStatus.st_uid)] : []) {
+            if owner != user && owner != 0 {
+                return "\(subject) belongs to uid \(owner), not to you or root"
+            }
+            if mode & (S_IWGRP | S_IWOTH) != 0 {
+                return "others can change \(subject) (mode \(String(mode & 0o777, radix: 8))); chmod go-w \(subject)"
+            }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import Glibc
+import SnoozeFuseTestSupport
+import Testing
+
+/// The user's hooks (`$XDG_CONFIG_HOME/snoozefuse/hooks/`) around a real nap of the built binary.
+@Suite("Hooks: the user's programs at the moments of a nap")
+struct HooksTests {
+    /// Every moment's hook runs with its variables; a hook that sleeps 60 s during the nap delays
+    /// nothing and is stopped after 10 s; a failing hook and one that others could change are said.
+    @Test func hooksRunWithTheirVariablesAndNeitherAHangingNorAFailingOneDelaysTheAlarm() async throws {
+        let seen = try await script { home, seen in
+            let folder = home.folder.path("config/snoozefuse/hooks")
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+            func hook(_ name: String, _ body: String, mode: Int = 0o700) throws {
+                let path = folder + "/" + name
+                try ("#!/bin/sh\n" + body + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+                try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: path)
+            }
+            let saved = { (name: String) in home.folder.path(name) }
+            let variables = { (file: String) in "env | grep '^SNOOZEFUSE_' | sort > '\(saved(file))'" }
+            try hook("start", variables("start.env"))
+            // Group-writable: refused, never run.
+            try hook("release", "touch '\(saved("release.ran"))'", mode: 0o770)
+            // Sleeps through the alarm: killed at 10 s with its process group.
+            try hook("nap", "echo $$ > '\(saved("nap.pid"))'; exec sleep 60")
+            try hook("alarm", "echo 'the alarm hook fails'; exit 3")
+            try hook("dismiss", variables("dismiss.env"))
+            try hook("end", variables("end.env"))
+
+            let nap = try home.launch(["nap", "--no-hold", "--release", "0", "--nap", "1", "--max", "1m", "--ring-limit", "40",
+                                       "--device", "null", "--events", "jsonl", "--quiet", "--dismiss", "key"])
+            seen.numbers["pid"] = Double(nap.pid)
+            let events = { home.lines(home.folder.path("events.jsonl")) }
+            let warnings = { events().filter { $0["event"] as? String == "warning" }.compactMap { $0["message"] as? String } }
+            seen.steps["stopped the sleeper"] = waitFor(.seconds(30)) { warnings().contains { $0.contains("hook nap did not finish") } }
+            seen.steps["sleeper gone"] = (try? String(contentsOfFile: saved("nap.pid"), encoding: .utf8))
+                .flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+                .map { !isRunning($0) } ?? false
+            seen.numbers["stop"] = Double(try home.run(["stop"]).status)
+            seen.numbers["status"] = Double(nap.wait())
+            seen.texts["warnings"] = warnings().joined(separator: "\n")
+            let napping = events().first { $0["event"] as? String == "phase" && $0["phase"] as? String == "napping" }
+            let alarm = events().first { $0["event"] as? String == "alarm" }
+            seen.numbers["alarm t - due"] = ((alarm?["t"] as? Double) ?? 99) - ((napping?["until"] as? Double) ?? 0)
+            seen.numbers["lateness"] = alarm?["lateness_ms"] as? Double
+            seen.texts["outcome"] = events().last?["outcome"] as? String
+            for name in ["start", "dismiss", "end"] {
+                seen.texts[name] = try? String(contentsOfFile: saved("\(name).env"), encoding: .utf8)
+            }
+            seen.steps["release ran"] = FileManager.default.fileExists(atPath: saved("release.ran"))
+            seen.texts["log"] = try? String(contentsOfFile: home.folder.path("state/snoozefuse/hooks.log"), encoding: .utf8)
+        }
+        let pid = Int(seen.numbers["pid"] ?? 0)
+        // The nap's hook slept from t=0; the alarm still came at its deadline, on time.
+        #expect(abs(seen.numbers["alarm t - due"] ?? 99) < 0.25, "\(seen.texts)")
+        #expect((seen.numbers["lateness"] ?? 999) < 100, "\(seen.texts)")
+        #expect(seen["stopped the sleeper"], "\(seen.texts)")
+        #expect(seen["sleeper gone"], "the hook's sleep outlived its limit")
+        #expect(seen.numbers["stop"] == 0 && seen.numbers["status"] == 0, "\(seen.texts)")
+        #expect(seen.texts["outcome"] == "dismissed")
+        // Each hook saw its moment.
+        let start = try #require(seen.texts["start"], "the start hook did not run: \(seen.texts)")
+        #expect(start.contains("SNOOZEFUSE_EVENT=start\n") && start.contains("SNOOZEFUSE_PHASE=releasing\n"), "\(start)")
+        #expect(start.contains("SNOOZEFUSE_PID=\(pid)\n") && start.contains("SNOOZEFUSE_WALL=20"), "\(start)")
+        let dismiss = try #require(seen.texts["dismiss"], "\(seen.texts)")
+        #expect(dismiss.contains("SNOOZEFUSE_EVENT=dismiss\n") && dismiss.contains("SNOOZEFUSE_OUTCOME=dismissed\n"), "\(dismiss)")
+        let end = try #require(seen.texts["end"], "\(seen.texts)")
+        #expect(end.contains("SNOOZEFUSE_EVENT=end\n") && end.contains("SNOOZEFUSE_OUTCOME=dismissed\n"), "\(end)")
+        // The refused hook never ran and the warning says why; the failing one is said with its status.
+        #expect(!seen["release ran"])
+        let warnings = seen.texts["warnings"] ?? ""
+        #expect(warnings.contains("hook release refused: others can change") && warnings.contains("chmod go-w"), "\(warnings)")
+        #expect(warnings.contains("hook alarm exited with status 3"), "\(warnings)")
+        #expect(warnings.contains("hook nap did not finish within 10s and was stopped"), "\(warnings)")
+        // Hooks' output goes to the log in the state folder.
+        #expect(seen.texts["log"]?.contains("the alarm hook fails") == true, "\(seen.texts["log"] ?? "no log")")
+    }
+}
