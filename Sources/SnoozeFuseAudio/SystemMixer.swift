@@ -76,6 +76,17 @@ public final class SystemMixerVolume {
         restore()
     }
 
+    /// The volume found at `init`: the loudest channel, in percent of the element's range.
+    public var foundPercent: Int? {
+        guard let loudest = savedVolumes.map(\.1).max(), maximum > minimum else { return nil }
+        return (loudest - minimum) * 100 / (maximum - minimum)
+    }
+
+    /// Whether every channel was muted at `init` (its playback switch off).
+    public var foundMuted: Bool {
+        !savedSwitches.isEmpty && savedSwitches.allSatisfy { $0.1 == 0 }
+    }
+
     /// Sets every channel to `percent` (0–100, linear in the element's raw range) and unmutes.
     public func set(percent: Int) throws(ALSAError) {
         guard mixer != nil else { return }

@@ -1,5 +1,6 @@
 import Glibc
 import SnoozeFuseAudio
+import SnoozeFuseSystem
 
 /// One ALSA PCM as `snoozefuse devices` shows it.
 public struct AudioDevice: Sendable, Hashable, Encodable {
@@ -27,22 +28,33 @@ public enum DeviceListing {
         } catch {
             throw DeviceListingError(description: "\(error)")
         }
-        return devices.map { device in
-            var entry = AudioDevice(name: device.name, description: device.description, direction: device.direction.rawValue)
-            switch device.probe {
-            case .notProbed: break
-            case .opens: entry.opens = true
-            case .fails(let error):
-                entry.opens = false
-                entry.error = "\(error.code)"
-                if error.code == .timedOut, let detail = error.detail {
-                    entry.error? += " (\(detail))"
-                } else if error.kind == .noSuchDevice || error.kind == .noSoundServer {
-                    entry.error? += " (\(error.kind))"
-                }
+        return devices.map { entry(for: $0) }
+    }
+
+    /// Opens `name` for playback (and closes it again), whether alsa-lib lists it or not (a PCM of
+    /// `~/.asoundrc`, a `default` that the listing leaves out); it gets one second to answer.
+    public static func probe(_ name: String) -> AudioDevice {
+        let limit = Duration.seconds(1)
+        let probe = BoundedCall.start(named: "sf-probe") { ALSADeviceList.probePlayback(name) }.wait(atMost: limit)
+            ?? .fails(ALSAError(device: name, operation: .open, code: .timedOut, detail: "no answer within \(limit)"))
+        return entry(for: ALSAPCMDevice(name: name, description: nil, direction: .playback, probe: probe))
+    }
+
+    private static func entry(for device: ALSAPCMDevice) -> AudioDevice {
+        var entry = AudioDevice(name: device.name, description: device.description, direction: device.direction.rawValue)
+        switch device.probe {
+        case .notProbed: break
+        case .opens: entry.opens = true
+        case .fails(let error):
+            entry.opens = false
+            entry.error = "\(error.code)"
+            if error.code == .timedOut, let detail = error.detail {
+                entry.error? += " (\(detail))"
+            } else if error.kind == .noSuchDevice || error.kind == .noSoundServer {
+                entry.error? += " (\(error.kind))"
             }
-            return entry
         }
+        return entry
     }
 }
 

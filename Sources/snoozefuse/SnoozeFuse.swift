@@ -22,6 +22,6 @@ struct SnoozeFuse: AsyncParsableCommand {
         """,
         version: "snoozefuse \(version)",
         subcommands: [Nap.self, Status.self, Stop.self, Snooze.self, Add.self, Resume.self, Sounds.self, Plugins.self,
-                      Devices.self, GuardianCommand.self]
+                      Devices.self, Doctor.self, GuardianCommand.self]
     )
 }

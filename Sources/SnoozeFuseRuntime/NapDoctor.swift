@@ -1,0 +1,207 @@
+import Foundation
+import Glibc
+import SnoozeFuseAudio
+import SnoozeFuseStore
+import SnoozeFuseSystem
+
+/// One thing that decides whether an alarm is heard, as `snoozefuse doctor` examined it.
+public struct DoctorCheck: Sendable, Hashable, Encodable {
+    public enum Verdict: String, Sendable, Hashable, Encodable {
+        /// Fine.
+        case ok
+        /// The alarm is still heard, but something it relies on is missing (waking from suspend,
+        /// keeping the machine awake, a plugin).
+        case warning
+        /// The alarm would not be heard (or not on this output) until it is fixed.
+        case problem
+    }
+
+    /// What was examined: `output`, `volume`, `keep-awake`, `wake-alarm`, `real-time-clock`,
+    /// `plugins`, `store`.
+    public var check: String
+    public var verdict: Verdict
+    /// What was found.
+    public var detail: String
+    /// What to do about it (nil when fine).
+    public var fix: String?
+}
+
+/// What `snoozefuse doctor` found.
+public struct DoctorReport: Sendable, Hashable, Encodable {
+    public var checks: [DoctorCheck]
+    /// Whether an alarm would be heard: the output the nap uses first, or `default` after it, opens
+    /// and makes sound, and the system volume is neither muted nor at zero.
+    public var audible: Bool
+}
+
+/// Examines the machine as a nap depends on it (issue 15): which outputs open and the system
+/// volume, the system bus and the inhibitor, CAP_WAKE_ALARM and the real-time clock, the plugin
+/// folders, the store. Every probe is bounded in time (an output or mixer gets 1 s, a bus call
+/// 3 s). Blocking: call it from a command, not from a nap's loop.
+public enum NapDoctor {
+    /// - Parameters:
+    ///   - device: the output the nap would use first (`--device`, `default` by default).
+    ///   - environment: where the folders are found (this process's environment when nil).
+    public static func examine(device: String = "default", environment: [String: String]? = nil) -> DoctorReport {
+        var checks: [DoctorCheck] = []
+        let outputs = examineOutputs(device: device)
+        checks += outputs.checks
+        let volume = examineVolume()
+        checks.append(volume)
+        checks.append(examineKeepAwake())
+        checks += examineWakeAlarm()
+        checks.append(examinePlugins())
+        checks.append(examineStore(environment: environment ?? ProcessInfo.processInfo.environment))
+        return DoctorReport(checks: checks, audible: outputs.audible && volume.verdict != .problem)
+    }
+
+    // MARK: - Checks
+
+    /// Outputs that write to no speaker: they open everywhere and prove nothing.
+    private static func isSilent(_ name: String) -> Bool {
+        name == "null" || name.hasPrefix("file")
+    }
+
+    /// The nap plays on `device`, then on `default`, then rings the terminal bell: the alarm is
+    /// heard when one of the first two opens and makes sound.
+    private static func examineOutputs(device: String) -> (checks: [DoctorCheck], audible: Bool) {
+        let listed: [AudioDevice]
+        do {
+            listed = try DeviceListing.list()
+        } catch {
+            return ([DoctorCheck(check: "output", verdict: .problem, detail: "the ALSA devices cannot be listed: \(error)",
+                                 fix: "install alsa-lib's configuration (Debian: libasound2, libasound2-plugins) and check `aplay -L`")], false)
+        }
+        // Listed or not (a `default` or a PCM of ~/.asoundrc may be left out), each is opened.
+        func opened(_ name: String) -> AudioDevice {
+            listed.first { $0.name == name && $0.opens != nil } ?? DeviceListing.probe(name)
+        }
+        let others = listed.filter { $0.opens == true && !isSilent($0.name) && $0.name != device && $0.name != "default" }.map(\.name)
+        let otherHint = others.isEmpty ? "" : "; these open: \(others.prefix(6).joined(separator: ", ")) (pass one with --device)"
+        let fix = "start the sound server (`pactl info` for PulseAudio), or choose a device that opens with --device"
+            + " (`snoozefuse devices` lists them)" + otherHint
+        var checks: [DoctorCheck] = []
+        let chosen = opened(device)
+        let chosenSounds = chosen.opens == true && !isSilent(device)
+        if chosenSounds {
+            checks.append(DoctorCheck(check: "output", verdict: .ok, detail: "\(device) opens for playback"))
+            return (checks, true)
+        }
+        if chosen.opens == true {
+            checks.append(DoctorCheck(check: "output", verdict: .warning, detail: "\(device) opens but writes to no speaker",
+                                      fix: "use it to test, not to wake up"))
+        } else {
+            checks.append(DoctorCheck(check: "output", verdict: device == "default" ? .problem : .warning,
+                                      detail: "\(device) does not open: \(chosen.error ?? "no reason given")", fix: fix))
+        }
+        guard device != "default" else { return (checks, false) }
+        let fallback = opened("default")
+        if fallback.opens == true {
+            checks.append(DoctorCheck(check: "output", verdict: .ok, detail: "the nap falls back to default, which opens for playback"))
+            return (checks, true)
+        }
+        checks.append(DoctorCheck(check: "output", verdict: .problem,
+                                  detail: "default does not open either: \(fallback.error ?? "no reason given"); only the terminal bell would ring",
+                                  fix: fix))
+        return (checks, false)
+    }
+
+    private struct MixerReading: Sendable {
+        var element = ""
+        var percent: Int?
+        var muted = false
+        var error: String?
+    }
+
+    private static func examineVolume() -> DoctorCheck {
+        let reading = BoundedCall.start(named: "sf-doctor-mix") { () -> MixerReading in
+            do {
+                let mixer = try SystemMixerVolume(card: "default")
+                defer { mixer.restore() }
+                return MixerReading(element: mixer.elementName, percent: mixer.foundPercent, muted: mixer.foundMuted)
+            } catch {
+                return MixerReading(error: "\(error)")
+            }
+        }.wait(atMost: .seconds(1))
+        guard let reading else {
+            return DoctorCheck(check: "volume", verdict: .warning, detail: "the default mixer did not answer within 1s",
+                               fix: "check the sound server (`pactl info`); `nap --system-volume 80` sets the volume for the alarm")
+        }
+        if let error = reading.error {
+            return DoctorCheck(check: "volume", verdict: .warning, detail: "the system volume cannot be read: \(error)",
+                               fix: "check it yourself (`pactl get-sink-volume @DEFAULT_SINK@`)")
+        }
+        let level = reading.percent.map { "\($0) %" } ?? "unknown"
+        if reading.muted || reading.percent == 0 {
+            return DoctorCheck(check: "volume", verdict: .problem,
+                               detail: "\(reading.element) is \(reading.muted ? "muted" : "at 0 %") (volume \(level))",
+                               fix: "unmute it (`pactl set-sink-mute @DEFAULT_SINK@ 0`, `pactl set-sink-volume @DEFAULT_SINK@ 70%`) or nap with --system-volume 80")
+        }
+        return DoctorCheck(check: "volume", verdict: .ok, detail: "\(reading.element) at \(level), not muted")
+    }
+
+    private static func examineKeepAwake() -> DoctorCheck {
+        do {
+            let lock = try LogindInhibitor().inhibit(why: "snoozefuse doctor: checking that naps can keep the machine awake")
+            lock.release()
+            return DoctorCheck(check: "keep-awake", verdict: .ok,
+                               detail: "logind gives a sleep:idle inhibitor on the system bus: the machine stays awake during a nap")
+        } catch {
+            return DoctorCheck(check: "keep-awake", verdict: .warning,
+                               detail: "no inhibitor: \(error.description)",
+                               fix: "naps still ring, but a suspend delays the alarm until the machine resumes; run naps where systemd-logind and the system bus run")
+        }
+    }
+
+    private static func examineWakeAlarm() -> [DoctorCheck] {
+        var checks: [DoctorCheck] = []
+        do {
+            _ = try WakeAlarmTimer()
+            checks.append(DoctorCheck(check: "wake-alarm", verdict: .ok,
+                                      detail: "CLOCK_BOOTTIME_ALARM timers can be made (CAP_WAKE_ALARM): a nap wakes a suspended machine for its alarm"))
+        } catch {
+            checks.append(DoctorCheck(check: "wake-alarm", verdict: .warning, detail: "\(error)",
+                                      fix: "run as root or from a local session on systemd 254 or later (which grants CAP_WAKE_ALARM); otherwise keep the machine from suspending"))
+        }
+        let wakealarm = WakeAlarmTimer.realTimeClockPath + "/wakealarm"
+        if access(wakealarm, F_OK) == 0 {
+            checks.append(DoctorCheck(check: "real-time-clock", verdict: .ok, detail: "\(wakealarm) exists: the hardware clock can wake the machine"))
+        } else {
+            checks.append(DoctorCheck(check: "real-time-clock", verdict: .warning,
+                                      detail: "\(wakealarm) does not exist: nothing can wake this machine from suspend (a virtual machine or container often has none)",
+                                      fix: "keep the machine from suspending during naps"))
+        }
+        return checks
+    }
+
+    private static func examinePlugins() -> DoctorCheck {
+        let catalog = PluginCatalog(verbosity: .none) { _ in }
+        guard !catalog.problems.isEmpty else {
+            return DoctorCheck(check: "plugins", verdict: .ok, detail: "\(catalog.plugins.count) plugins found, none refused")
+        }
+        let problems = catalog.problems.map { "\($0.path): \($0.message)" }
+        return DoctorCheck(check: "plugins", verdict: .warning,
+                           detail: "\(catalog.problems.count) plugin file(s) refused or doubtful: " + problems.joined(separator: "; "),
+                           fix: "see `snoozefuse plugins list`; naps that name a refused plugin use the built-in sound instead")
+    }
+
+    private static func examineStore(environment: [String: String]) -> DoctorCheck {
+        let paths: StorePaths
+        do {
+            paths = try StorePaths(environment: environment)
+        } catch {
+            return DoctorCheck(check: "store", verdict: .warning, detail: "\(error)", fix: "set HOME or the XDG_* variables to absolute paths")
+        }
+        // A nap keeps its live state (for its guardian, `status` and `resume`) in the state folder.
+        for folder in [paths.state, paths.data] {
+            var existing = folder
+            while access(existing.path, F_OK) != 0, existing.path != "/" { existing.deleteLastPathComponent() }
+            if access(existing.path, W_OK) != 0 {
+                return DoctorCheck(check: "store", verdict: .warning,
+                                   detail: "\(existing.path) cannot be written: \(String(cString: strerror(errno)))",
+                                   fix: "make it writable for you (naps then run without their guardian and live state)")
+            }
+        }
+        return DoctorCheck(check: "store", verdict: .ok, detail: "\(paths.state.path) and \(paths.data.path) can be written")
+    }
+}

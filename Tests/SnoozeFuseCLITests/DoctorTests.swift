@@ -1,0 +1,96 @@
+import Foundation
+import SnoozeFuseTestSupport
+import Testing
+
+/// `snoozefuse doctor` (the built binary) against a real PulseAudio daemon with a null sink and a
+/// private system bus with a logind stand-in, both started by the test.
+@Suite("snoozefuse doctor: will the alarm be heard?")
+struct DoctorTests {
+    private struct Run: Sendable {
+        var status: Int32
+        var checks: [String: [String]] // check → "verdict: detail | fix", in order
+        var audible: Bool?
+        var text: String
+    }
+
+    private static func doctor(_ arguments: [String], environment: [String: String]) throws -> Run {
+        let result = try runProcessBlocking(BuiltProducts.executable("snoozefuse"), ["doctor", "--json"] + arguments,
+                                            environment: environment)
+        let object = try? JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any]
+        var checks: [String: [String]] = [:]
+        for check in object?["checks"] as? [[String: Any]] ?? [] {
+            let line = "\(check["verdict"] as? String ?? "?"): \(check["detail"] as? String ?? "") | \(check["fix"] as? String ?? "")"
+            checks[check["check"] as? String ?? "?", default: []].append(line)
+        }
+        return Run(status: result.status, checks: checks, audible: object?["audible"] as? Bool,
+                   text: result.standardOutput + result.standardError)
+    }
+
+    @Test func aWorkingSinkIsAudibleAMutedOneIsNotAndTheInhibitorIsTriedAndReleased() async throws {
+        let pulse = try PrivatePulse()
+        defer { pulse.cleanUp() }
+        let (working, fallback, muted, system) = try await onOwnThread { () throws -> (Run, Run, Run, [String]) in
+            try pulse.startDaemon()
+            let bus = try PrivateBus()
+            try bus.publish(.login1)
+            var environment = pulse.environment
+            environment["DBUS_SYSTEM_BUS_ADDRESS"] = bus.address
+            let working = try Self.doctor(["--device", "pulse"], environment: environment)
+            let fallback = try Self.doctor(["--device", "no-such-pcm"], environment: environment)
+            _ = try pulse.pactl(["set-sink-mute", "@DEFAULT_SINK@", "1"])
+            let muted = try Self.doctor(["--device", "pulse"], environment: environment)
+            return (working, fallback, muted, bus.log(of: .login1))
+        }
+        // A device that does not open: the nap falls back to `default` (PulseAudio's plugin here).
+        #expect(fallback.status == 0, "\(fallback.text)")
+        let outputs = fallback.checks["output"] ?? []
+        #expect(outputs.count == 2 && outputs[0].hasPrefix("warning: no-such-pcm does not open")
+            && outputs[1].hasPrefix("ok: the nap falls back to default"), "\(outputs)")
+        #expect(working.status == 0, "\(working.text)")
+        #expect(working.audible == true)
+        #expect(working.checks["output"]?.first == "ok: pulse opens for playback | ", "\(working.checks)")
+        #expect(working.checks["volume"]?.first?.hasPrefix("ok: ") == true, "\(working.checks)")
+        #expect(working.checks["keep-awake"]?.first?.hasPrefix("ok: ") == true, "\(working.checks)")
+        // The inhibitor was taken for the check and given back at once.
+        #expect(system.contains { $0.hasPrefix("inhibit 1 ") && $0.contains("snoozefuse doctor") }, "\(system)")
+        #expect(system.contains("released 1"), "\(system)")
+        // Muted: the alarm would not be heard, and the fix says how to unmute.
+        #expect(muted.status == 69, "\(muted.text)")
+        #expect(muted.audible == false)
+        let volume = try #require(muted.checks["volume"]?.first, "\(muted.checks)")
+        #expect(volume.hasPrefix("problem: ") && volume.contains("muted") && volume.contains("pactl set-sink-mute @DEFAULT_SINK@ 0"), "\(volume)")
+    }
+
+    @Test func withoutASoundServerOrABusItSaysWhatIsMissingAndExits69() async throws {
+        let folder = try TemporaryFolder()
+        var environment = ProcessInfo.processInfo.environment
+        environment["PULSE_SERVER"] = "unix:" + folder.path("no-pulse.sock")
+        environment["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=" + folder.path("no-bus.sock")
+        environment["XDG_RUNTIME_DIR"] = folder.url.path
+        let run = try await onOwnThread { [environment] in try Self.doctor([], environment: environment) }
+        #expect(run.status == 69, "\(run.text)")
+        #expect(run.audible == false)
+        let outputs = run.checks["output"] ?? []
+        #expect(outputs.count == 1 && outputs[0].hasPrefix("problem: default does not open") && outputs[0].contains("pactl info"), "\(outputs)")
+        #expect(run.checks["keep-awake"]?.first?.hasPrefix("warning: no inhibitor") == true, "\(run.checks)")
+        // Tests run as root here: the wake-alarm timer can be made.
+        #expect(run.checks["wake-alarm"]?.first?.hasPrefix("ok: ") == true, "\(run.checks)")
+        #expect(run.checks["store"]?.first?.hasPrefix("ok: ") == true, "\(run.checks)")
+    }
+
+    @Test func thePlainReportHasAVerdictPerLineAndTheConclusion() async throws {
+        let folder = try TemporaryFolder()
+        var environment = ProcessInfo.processInfo.environment
+        environment["PULSE_SERVER"] = "unix:" + folder.path("no-pulse.sock")
+        environment["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=" + folder.path("no-bus.sock")
+        let result = try await onOwnThread { [environment] in
+            try runProcessBlocking(BuiltProducts.executable("snoozefuse"), ["doctor"], environment: environment)
+        }
+        #expect(result.status == 69)
+        let lines = result.standardOutput.split(separator: "\n").map(String.init)
+        #expect(lines.last == "An alarm would NOT be heard: fix the problems above.", "\(lines)")
+        let verdicts = lines.dropLast().filter { !$0.hasPrefix(" ") }
+        #expect(!verdicts.isEmpty && verdicts.allSatisfy { $0.hasPrefix("ok ") || $0.hasPrefix("warning ") || $0.hasPrefix("problem ") }, "\(lines)")
+        #expect(lines.contains { $0.trimmingCharacters(in: .whitespaces).hasPrefix("fix: ") }, "\(lines)")
+    }
+}
