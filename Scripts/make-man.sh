@@ -16,6 +16,10 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # The date of the last commit: the page changes only when the program does.
 date=$(git log -1 --format=%cs 2>/dev/null || date +%F)
-"$bin/generate-manual-tool" "$bin/snoozefuse" --date "$date" --authors "the snoozefuse developers" -o "$work"
+# The product's executable is `generate-manual` (`generate-manual-tool` when the package plugin
+# built it).
+tool="$bin/generate-manual"
+[ -x "$tool" ] || tool="$bin/generate-manual-tool"
+"$tool" "$bin/snoozefuse" --date "$date" --authors "the snoozefuse developers" -o "$work"
 sed -e 's/^[[:space:]]*$/.Pp/' "$work/snoozefuse.1" > Documentation/snoozefuse.1
 echo "wrote Documentation/snoozefuse.1 (man -l Documentation/snoozefuse.1)"

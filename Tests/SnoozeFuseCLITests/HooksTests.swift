@@ -13,10 +13,17 @@ struct HooksTests {
             let folder = home.folder.path("config/snoozefuse/hooks")
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
-            func hook(_ name: String, _ body: String, mode: Int = 0o700) throws {
+            // Written through a close-on-exec descriptor: a program that another test of this
+            // process starts meanwhile must not inherit it (an executable that some process holds
+            // open for writing cannot be run: ETXTBSY).
+            func hook(_ name: String, _ body: String, mode: mode_t = 0o700) throws {
                 let path = folder + "/" + name
-                try ("#!/bin/sh\n" + body + "\n").write(toFile: path, atomically: true, encoding: .utf8)
-                try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: path)
+                let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+                guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+                let text = Array(("#!/bin/sh\n" + body + "\n").utf8)
+                let written = text.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+                close(fd)
+                guard written == text.count, chmod(path, mode) == 0 else { throw POSIXError(.EIO) }
             }
             let saved = { (name: String) in home.folder.path(name) }
             let variables = { (file: String) in "env | grep '^SNOOZEFUSE_' | sort > '\(saved(file))'" }
