@@ -30,7 +30,7 @@ fi
 if [ "$status" -eq 0 ]; then
     echo "$((total - skipped)) passed, 0 failed, $skipped skipped"
 else
-    failed="$(grep -cE '^✘ Test [^ ]+.* failed after' "$log")"
+    failed="$(grep -E '^✘ Test [^ ]+.* failed after' "$log" | grep -cv '^✘ Test run with')"
     echo "$((total - skipped - failed)) passed, $failed failed, $skipped skipped"
 fi
 exit "$status"
