@@ -2,6 +2,8 @@
 #define SNOOZEFUSE_CLINUX_SHIM_H
 
 /* Linux interfaces that Swift's Glibc module does not export (as swift-nio's CNIOLinux does). */
+#include <errno.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -36,6 +38,24 @@ static inline int snoozefuse_peer_uid(int fd, unsigned int *uid) {
  * (Linux 5.3; glibc 2.36 declares no wrapper). Returns the descriptor, or -1 with errno. */
 static inline int snoozefuse_pidfd_open(int pid) {
     return (int)syscall(SYS_pidfd_open, pid, 0u);
+}
+
+/* Asks the kernel to SIGKILL the calling process when its parent ends (PR_SET_PDEATHSIG; prctl is
+ * variadic), then checks that the parent is still `expected_parent`: it may have ended before the
+ * request, and then the signal would never come. 0, or -1 with errno (ESRCH: the parent is gone). */
+static inline int snoozefuse_die_with_parent(int expected_parent) {
+    if (prctl(PR_SET_PDEATHSIG, (unsigned long)SIGKILL, 0UL, 0UL, 0UL) != 0) return -1;
+    if (getppid() != expected_parent) {
+        errno = ESRCH;
+        return -1;
+    }
+    return 0;
+}
+
+/* pipe2 with O_CLOEXEC (declared only under _GNU_SOURCE): both ends close-on-exec from the start,
+ * so no child started meanwhile by another thread inherits them. 0, or -1 with errno. */
+static inline int snoozefuse_pipe_cloexec(int ends[2]) {
+    return (int)syscall(SYS_pipe2, ends, 02000000 /* O_CLOEXEC */);
 }
 
 /* posix_spawn's POSIX_SPAWN_SETSID (glibc 2.26): declared only under _GNU_SOURCE. */

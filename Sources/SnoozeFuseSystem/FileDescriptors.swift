@@ -66,3 +66,11 @@ public func waitReadable(_ descriptor: Int32, until deadline: BootInstant?) -> B
         if descriptors[1].revents != 0 { return false }
     }
 }
+
+/// A pipe whose ends are both close-on-exec from the start (no child started meanwhile by another
+/// thread inherits them); nil with `errno` set when the system refuses one.
+public func makePipe() -> (read: Int32, write: Int32)? {
+    var ends: [Int32] = [-1, -1]
+    guard snoozefuse_pipe_cloexec(&ends) == 0 else { return nil }
+    return (ends[0], ends[1])
+}

@@ -1,5 +1,6 @@
 import CLinux
 import Glibc
+import Synchronization
 
 /// The one way this program starts another: `posix_spawn` with the child's standard descriptors
 /// given explicitly (every other descriptor of this process is close-on-exec), default signal
@@ -25,13 +26,38 @@ public enum ProcessSpawn {
         case ownSession
     }
 
+    /// Which thread creates the child. Linux sends a child's parent-death signal
+    /// (`PR_SET_PDEATHSIG`, see ``dieWithParent(_:)``) when the *thread* that created it ends, not
+    /// when the process does: a child created by a thread that finishes (a bounded call's, a test's)
+    /// would be killed long before this process ends.
+    public enum Creator: Sendable, Hashable {
+        /// The calling thread.
+        case callingThread
+        /// This process's spawning thread, started the first time it is needed and never stopped:
+        /// a child that asks for a parent-death signal gets it when this process ends, whichever
+        /// thread started it.
+        case processThread
+    }
+
     /// Starts `executable` with `arguments` (without the program name) and returns its PID.
     /// - Parameters:
     ///   - descriptors: the child's descriptors by number (0, 1, 2 and any others).
     ///   - environment: the child's environment (this process's when nil).
+    ///   - creator: the thread that creates the child (see ``Creator``).
     /// - Throws: the errno of `posix_spawn`.
     public static func start(_ executable: String, _ arguments: [String], descriptors: [Int32: Descriptor],
-                             grouping: Grouping = .same, environment: [String: String]? = nil) throws(SpawnError) -> Int32 {
+                             grouping: Grouping = .same, environment: [String: String]? = nil,
+                             creator: Creator = .callingThread) throws(SpawnError) -> Int32 {
+        if creator == .processThread, let thread = SpawningThread.shared {
+            let result = thread.run { () -> Result<Int32, SpawnError> in
+                do throws(SpawnError) {
+                    return .success(try start(executable, arguments, descriptors: descriptors, grouping: grouping, environment: environment))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            return try result.get()
+        }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -103,6 +129,14 @@ public enum ProcessSpawn {
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
     }
 
+    /// Asks the kernel to end this process with SIGKILL when its parent ends (`PR_SET_PDEATHSIG`),
+    /// then checks that the parent is still `parent` (it may have ended before the request).
+    /// For a child program to call first thing; its parent creates it with ``Creator/processThread``.
+    /// - Returns: nil, or the errno that says why not (`ESRCH`: the parent is already gone).
+    public static func dieWithParent(_ parent: Int32) -> Int32? {
+        snoozefuse_die_with_parent(parent) == 0 ? nil : errno
+    }
+
     /// How a child that ended did (`exited with status 3`, `killed by signal 11 (Segmentation fault)`),
     /// from the status `waitpid` gave.
     public static func describe(_ status: Int32) -> String {
@@ -120,4 +154,57 @@ public struct SpawnError: Error, Sendable, Hashable, CustomStringConvertible {
     public var code: Int32
 
     public var description: String { "cannot start \(executable): \(String(cString: strerror(code)))" }
+}
+
+/// The thread behind ``ProcessSpawn/Creator/processThread``: it runs each spawn handed to it and
+/// waits for the next, for as long as the process lives. One per process by nature (a parent-death
+/// signal belongs to the thread that created the child), hence the one static; nothing else is
+/// kept in it.
+private final class SpawningThread: Sendable {
+    /// Nil only when the system refuses a thread or an eventfd: then children are created by the
+    /// calling thread, as before.
+    static let shared: SpawningThread? = SpawningThread()
+
+    private let jobs = Mutex<[@Sendable () -> Void]>([])
+    private let wake: Int32
+
+    private init?() {
+        wake = eventfd(0, Int32(EFD_CLOEXEC))
+        guard wake >= 0 else { return nil }
+        guard SystemThread.start(named: "snoozefuse-spawn", { [self] in serve() }) else {
+            close(wake)
+            return nil
+        }
+    }
+
+    /// Runs `body` on the spawning thread and waits for its value.
+    func run<T: Sendable>(_ body: @escaping @Sendable () -> T) -> T {
+        let done = eventfd(0, Int32(EFD_CLOEXEC))
+        defer { if done >= 0 { close(done) } }
+        let value = Mutex<T?>(nil)
+        jobs.withLock {
+            $0.append {
+                let result = body()
+                value.withLock { $0 = result }
+                if done >= 0 { signalEventDescriptor(done) }
+            }
+        }
+        signalEventDescriptor(wake)
+        while true {
+            if let result = value.withLock({ $0 }) { return result }
+            if done >= 0 { _ = waitReadable(done, until: nil) } else { usleep(1000) }
+        }
+    }
+
+    private func serve() {
+        while true {
+            _ = waitReadable(wake, until: nil)
+            drainCounter(wake)
+            let taken = jobs.withLock { jobs in
+                defer { jobs.removeAll() }
+                return jobs
+            }
+            for job in taken { job() }
+        }
+    }
 }

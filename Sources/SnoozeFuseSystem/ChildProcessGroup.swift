@@ -1,0 +1,75 @@
+import Glibc
+import Synchronization
+
+/// A child process that leads a process group of its own, with a reaper: a thread of its own waits
+/// for the child to end (no polling), kills whatever is left of its group, and only then reaps it.
+/// Until it is reaped the child's process id (and so its group's id) cannot be given to another
+/// process, so ``signalGroup(_:)`` can never hit a stranger, and nothing the child started in its
+/// group outlives it.
+///
+/// The child is created by the process's spawning thread (``ProcessSpawn/Creator/processThread``),
+/// so a child that asks for a parent-death signal (``ProcessSpawn/dieWithParent(_:)``) dies with
+/// this process, not with the thread that happened to start it.
+public final class ChildProcessGroup: Sendable {
+    public let pid: Int32
+    /// Whether the leader has been reaped (its id may then belong to someone else).
+    private let reaped = Flag()
+    private final class Flag: Sendable {
+        let value = Mutex(false)
+    }
+    /// The reaper: its value is the `waitpid` status.
+    private let reaper: BoundedCall<Int32>
+
+    /// Starts `executable arguments…` in a process group of its own. `onEnd` is called once, on
+    /// the reaper's thread, with the wait status after the group has been killed and the child reaped.
+    public init(_ executable: String, _ arguments: [String], descriptors: [Int32: ProcessSpawn.Descriptor],
+                environment: [String: String]? = nil,
+                onEnd: (@Sendable (Int32) -> Void)? = nil) throws(SpawnError) {
+        let pid = try ProcessSpawn.start(executable, arguments, descriptors: descriptors, grouping: .ownProcessGroup,
+                                         environment: environment, creator: .processThread)
+        let reaped = reaped
+        self.pid = pid
+        reaper = BoundedCall.start(named: "snoozefuse-reap") {
+            var info = siginfo_t()
+            // Wait for the end without reaping: the id stays ours while the group is killed.
+            while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR {}
+            let status = reaped.value.withLock { reaped -> Int32 in
+                _ = kill(-pid, SIGKILL)
+                var status: Int32 = 0
+                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+                reaped = true
+                return status
+            }
+            onEnd?(status)
+            return status
+        }
+    }
+
+    /// Sends `signal` to every process of the group, unless the child has already been reaped.
+    public func signalGroup(_ signal: Int32 = 9 /* SIGKILL */) {
+        reaped.value.withLock { reaped in
+            if !reaped { _ = kill(-pid, signal) }
+        }
+    }
+
+    /// The wait status once the child has ended and been reaped (see ``ProcessSpawn/describe(_:)``).
+    public var status: Int32? { reaper.result }
+
+    /// Waits at most `limit` (CLOCK_BOOTTIME) for the child's end; its wait status, or nil.
+    /// For threads of their own, never an event loop's.
+    public func waitForEnd(atMost limit: Duration) -> Int32? {
+        reaper.wait(atMost: limit)
+    }
+
+    /// Waits in a task for the child's end, at most `limit` on `clock`; its wait status, or nil.
+    public func waitForEnd(atMost limit: Duration, on clock: BootClock) async -> Int32? {
+        await reaper.value(waitingAtMost: limit, on: clock)
+    }
+
+    /// Kills the whole group (SIGKILL) and waits at most `limit` for the reaper; the wait status.
+    @discardableResult
+    public func terminate(waitingAtMost limit: Duration = .seconds(5)) -> Int32? {
+        signalGroup(SIGKILL)
+        return waitForEnd(atMost: limit)
+    }
+}

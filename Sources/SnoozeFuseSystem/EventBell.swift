@@ -1,0 +1,32 @@
+import CLinux
+import Glibc
+
+/// A wake-up call between threads: an eventfd that one thread rings and another sleeps on, with or
+/// without a deadline. Ringing is one `write` that never blocks, never allocates and takes no lock,
+/// so a real-time thread (the audio thread) may ring it. Closed when the value goes away.
+public final class EventBell: Sendable {
+    private let descriptor: Int32
+
+    /// Nil when the system refuses an eventfd.
+    public init?() {
+        descriptor = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
+        guard descriptor >= 0 else { return nil }
+    }
+
+    deinit {
+        close(descriptor)
+    }
+
+    /// Wakes the sleeper (rings pile up into one wake-up).
+    public func ring() {
+        signalEventDescriptor(descriptor)
+    }
+
+    /// Sleeps until the bell rings or `deadline` passes on CLOCK_BOOTTIME (never, when nil);
+    /// whether it rang (the rings are taken). For threads of their own, never an event loop's.
+    public func wait(until deadline: BootInstant?) -> Bool {
+        guard waitReadable(descriptor, until: deadline) else { return false }
+        drainCounter(descriptor)
+        return true
+    }
+}
