@@ -101,9 +101,13 @@ let package = Package(
         ),
         .executableTarget(
             name: "snoozefuse-plugin-host",
-            dependencies: ["SnoozeFusePluginHost", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["SnoozeFusePluginHost", "CPluginProbe", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strictSettings
         ),
+        // The validator's watch on a plugin's render (a seccomp filter that traps and counts system
+        // calls, and a malloc that counts): linked into snoozefuse-plugin-host only, since it replaces
+        // malloc for the whole process.
+        .target(name: "CPluginProbe"),
         .target(
             name: "SnoozeFuseStore",
             dependencies: [.product(name: "GRDB", package: "GRDB.swift")],

@@ -25,7 +25,7 @@ PLATFORM = {
 # What each first-party Swift target may import (besides the platform): arrows only point down.
 LAYERS = {
     "snoozefuse": {"SnoozeFuseRuntime", "SnoozeFuseSoundLibrary", "SnoozeFuseCore", "ArgumentParser"},
-    "snoozefuse-plugin-host": {"SnoozeFusePluginHost", "Logging"},
+    "snoozefuse-plugin-host": {"SnoozeFusePluginHost", "CPluginProbe", "Logging"},
     "snoozefuse-make-sounds": {"SnoozeFuseAudio"},
     "SnoozeFuseRuntime": {"SnoozeFuseCore", "SnoozeFuseSystem", "SnoozeFuseAudio", "SnoozeFusePluginHost",
                           "SnoozeFuseSoundLibrary", "SnoozeFuseStore", "Logging"},

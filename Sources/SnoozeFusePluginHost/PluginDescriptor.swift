@@ -55,6 +55,13 @@ public struct PluginInfo: Sendable, Hashable, Codable {
         knownFeatureNames + (unknownFeatures == 0 ? [] : ["unknown(0x\(String(unknownFeatures, radix: 16)))"])
     }
 
+    /// The id prefix of the plugins installed with snoozefuse: a plugin found anywhere else with an
+    /// id that starts with it is refused, so `--source tone` always means the built-in tone.
+    public static let reservedPrefix = "org.snoozefuse."
+
+    /// Whether the id starts with ``reservedPrefix``.
+    public var usesReservedPrefix: Bool { id.hasPrefix(Self.reservedPrefix) }
+
     /// `^[a-z0-9]+(\.[a-z0-9-]+)+$`, at most 127 bytes.
     public static func isValidID(_ id: String) -> Bool {
         let bytes = Array(id.utf8)

@@ -1,4 +1,5 @@
 public import Logging
+import SnoozeFuseSystem
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -81,15 +82,26 @@ public struct PluginProblem: Sendable, Hashable, CustomStringConvertible {
 
     public var severity: Severity
     public var error: PluginError
+    /// The id the file claims, when the scan got that far.
+    public var id: String?
+
+    public init(severity: Severity, error: PluginError, id: String? = nil) {
+        self.severity = severity
+        self.error = error
+        self.id = id
+    }
 
     public var description: String { "\(severity): \(error)" }
 }
 
-/// Safety of plugin files: neither the file nor the folder holding it may be writable by group or
-/// others, and the file must be a regular file (symbolic links are followed and the target checked).
+/// Safety of plugin files, as sudo and ssh judge theirs: the file is a regular file (links are
+/// followed), and neither it nor any folder from it up to `/` may be written by group or others or
+/// belong to anyone but this user or root. One exception: a sticky folder above the file's own
+/// (`/tmp`), where others may add files but not rename or remove ours.
 public enum PluginPermissions {
-    /// Throws `writableByOthers` when `path` (resolved) or its folder is group/other-writable.
-    public static func check(path: String) throws(PluginError) {
+    /// Throws `unreadable`, `writableByOthers` or `ownedByOtherUser`, naming the file or folder.
+    public static func check(path: String, user: UInt32? = nil) throws(PluginError) {
+        let user = user ?? geteuid()
         var info = stat()
         guard stat(path, &info) == 0 else {
             throw PluginError(path: path, reason: .unreadable(String(cString: strerror(errno))))
@@ -97,36 +109,86 @@ public enum PluginPermissions {
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw PluginError(path: path, reason: .unreadable("not a regular file"))
         }
-        if info.st_mode & (S_IWGRP | S_IWOTH) != 0 {
-            throw PluginError(path: path, reason: .writableByOthers(path: path, mode: info.st_mode))
-        }
+        try judge(info, at: path, reportedAs: path, user: user, stickyAllowed: false)
         let resolved = realpath(path, nil).map { pointer in
             defer { free(pointer) }
             return String(cString: pointer)
         } ?? path
-        try checkFolder(PluginSearchPath.parent(of: resolved), reportedAs: path)
+        var folder = PluginSearchPath.parent(of: resolved)
+        var ownFolder = true
+        while true {
+            guard stat(folder, &info) == 0 else {
+                throw PluginError(path: path, reason: .unreadable("folder \(folder): \(String(cString: strerror(errno)))"))
+            }
+            try judge(info, at: folder, reportedAs: path, user: user, stickyAllowed: !ownFolder)
+            guard folder != "/", folder.hasPrefix("/") else { break }
+            folder = PluginSearchPath.parent(of: folder)
+            ownFolder = false
+        }
     }
 
-    /// Throws when `folder` is writable by group or others (sticky folders such as /tmp included:
-    /// anyone may add a file there).
-    public static func checkFolder(_ folder: String, reportedAs path: String) throws(PluginError) {
+    /// Throws when `folder` (a folder plugins are looked for in) is writable by group or others,
+    /// sticky ones such as /tmp included (anyone may add a file there), or belongs to another user.
+    public static func checkFolder(_ folder: String, reportedAs path: String, user: UInt32? = nil) throws(PluginError) {
+        let user = user ?? geteuid()
         var info = stat()
         guard stat(folder, &info) == 0 else {
             throw PluginError(path: path, reason: .unreadable("folder \(folder): \(String(cString: strerror(errno)))"))
         }
-        if info.st_mode & (S_IWGRP | S_IWOTH) != 0 {
-            throw PluginError(path: path, reason: .writableByOthers(path: folder, mode: info.st_mode))
+        try judge(info, at: folder, reportedAs: path, user: user, stickyAllowed: false)
+    }
+
+    private static func judge(_ info: stat, at place: String, reportedAs path: String, user: UInt32,
+                              stickyAllowed: Bool) throws(PluginError) {
+        if info.st_uid != user && info.st_uid != 0 {
+            throw PluginError(path: path, reason: .ownedByOtherUser(path: place, owner: info.st_uid, user: user))
+        }
+        let sticky = info.st_mode & S_ISVTX != 0
+        if info.st_mode & (S_IWGRP | S_IWOTH) != 0 && !(stickyAllowed && sticky) {
+            throw PluginError(path: path, reason: .writableByOthers(path: place, mode: info.st_mode))
         }
     }
 }
 
-/// Finds and loads plugins.
+/// One plugin file found on the search path, and where.
+public struct PluginFile: Sendable, Hashable {
+    public var path: String
+    public var origin: PluginSearchPath.Origin
+
+    public init(path: String, origin: PluginSearchPath.Origin) {
+        self.path = path
+        self.origin = origin
+    }
+
+    /// Whether the file was installed with snoozefuse (its plugins folder, or the build folder).
+    public var isInstalledWithProgram: Bool { origin == .installPrefix || origin == .buildFolder }
+}
+
+/// What loading one file in the scanner told: the plugin's descriptor, or why it was refused.
+public enum PluginScanVerdict: Sendable, Hashable, Codable {
+    case plugin(PluginInfo)
+    case refused(PluginError)
+}
+
+/// Finds plugins without loading any into this process: the files of every folder of the search
+/// path are checked here (permissions and owners, with `stat` only), then loaded and described in
+/// a child of the plugin host program (``PluginScanner``), each with a time limit, and the results
+/// are kept in a cache (``PluginScanCache``) so that the next scan loads only what changed.
 public struct PluginDiscovery: Sendable {
     public var searchPath: [PluginSearchPath]
+    /// The plugin host program (`snoozefuse-plugin-host`); nil when it is not installed: every
+    /// file is then refused, saying so.
+    public var host: String?
+    /// Where scan results are kept between runs; nil for none.
+    public var cache: PluginScanCache?
     public var logger: Logger
+    /// How long one file may take to load (constructors, entry function, descriptor).
+    public var loadLimit: Duration = PluginScanner.loadLimit
 
-    public init(searchPath: [PluginSearchPath], logger: Logger) {
+    public init(searchPath: [PluginSearchPath], host: String?, cache: PluginScanCache?, logger: Logger) {
         self.searchPath = searchPath
+        self.host = host
+        self.cache = cache
         self.logger = logger
     }
 
@@ -145,80 +207,139 @@ public struct PluginDiscovery: Sendable {
         return names.sorted().map { path.folder.hasSuffix("/") ? path.folder + $0 : path.folder + "/" + $0 }
     }
 
-    /// Scans every folder and loads every plugin; bad ones become `problems` and are skipped.
+    /// Scans every folder: files that fail the checks here or in the scanner become problems; the
+    /// rest become the registry's plugins (see ``PluginRegistry/init(scanned:folderProblems:logger:)``).
     public func scan() -> PluginRegistry {
-        var registry = PluginRegistry()
+        var folderProblems: [PluginProblem] = []
+        var files: [(PluginFile, PluginError?)] = []
         for path in searchPath {
-            let files = Self.candidates(in: path)
-            guard !files.isEmpty else { continue }
+            let found = Self.candidates(in: path)
+            guard !found.isEmpty else { continue }
             do {
                 try PluginPermissions.checkFolder(path.folder, reportedAs: path.folder)
             } catch {
-                registry.report(.error, error, logger: logger)
+                folderProblems.append(PluginProblem(severity: .error, error: error))
                 continue
             }
-            for file in files {
-                registry.load(path: file, logger: logger)
+            for file in found {
+                do {
+                    try PluginPermissions.check(path: file)
+                    files.append((PluginFile(path: file, origin: path.origin), nil))
+                } catch {
+                    files.append((PluginFile(path: file, origin: path.origin), error))
+                }
             }
         }
-        return registry
+        let loadable = files.filter { $0.1 == nil }.map(\.0.path)
+        let verdicts = describe(loadable)
+        let scanned = files.map { file, refusal in
+            (file, refusal.map(PluginScanVerdict.refused) ?? verdicts[file.path]
+                ?? .refused(PluginError(path: file.path, reason: .processEnded("the scanner gave no answer for it"))))
+        }
+        return PluginRegistry(scanned: scanned, folderProblems: folderProblems, logger: logger)
+    }
+
+    /// The scanner's verdict on each file: from the cache when the file (and the host program) are
+    /// unchanged, else from a scanner child; the cache is updated with what was learnt.
+    func describe(_ paths: [String]) -> [String: PluginScanVerdict] {
+        guard !paths.isEmpty else { return [:] }
+        guard let host else {
+            let missing = PluginHostProgram.missing(PluginSearchPath.currentExecutable())
+            return Dictionary(uniqueKeysWithValues: paths.map {
+                ($0, .refused(PluginError(path: $0, reason: missing.reason)))
+            })
+        }
+        let hostIdentity = PluginScanCache.FileIdentity(path: host)
+        var known = hostIdentity.flatMap { cache?.load(host: $0) } ?? [:]
+        var verdicts: [String: PluginScanVerdict] = [:]
+        var unknown: [String] = []
+        var identities: [String: PluginScanCache.FileIdentity] = [:]
+        for path in paths {
+            let identity = PluginScanCache.FileIdentity(path: path)
+            identities[path] = identity
+            if let identity, let entry = known[path], entry.identity == identity {
+                verdicts[path] = entry.verdict
+            } else {
+                unknown.append(path)
+            }
+        }
+        guard !unknown.isEmpty else { return verdicts }
+        let scanned = PluginScanner(host: host, loadLimit: loadLimit).scan(unknown)
+        for (path, verdict) in scanned {
+            verdicts[path] = verdict
+            if let identity = identities[path] {
+                known[path] = PluginScanCache.Entry(identity: identity, verdict: verdict)
+            }
+        }
+        if let cache, let hostIdentity {
+            do {
+                try cache.save(known, host: hostIdentity)
+            } catch {
+                logger.debug("\(error)")
+            }
+        }
+        return verdicts
     }
 }
 
 /// The plugins found, in search order, and the problems met. A value: build one per scan (no
 /// global registry); tests make their own.
 public struct PluginRegistry: Sendable {
-    public private(set) var plugins: [LoadedPlugin] = []
+    public private(set) var plugins: [PluginInfo] = []
     public private(set) var problems: [PluginProblem] = []
 
     public init() {}
 
+    /// The registry of files scanned in search order: refused files and folders are errors; a
+    /// plugin outside the install folder whose id has the reserved prefix (``PluginInfo/reservedPrefix``)
+    /// is refused; a plugin whose id an earlier one took is skipped with a warning (the first one
+    /// found wins). Each problem is also logged (`warning` or `error`).
+    public init(scanned: [(PluginFile, PluginScanVerdict)], folderProblems: [PluginProblem] = [], logger: Logger? = nil) {
+        for problem in folderProblems { report(problem, logger: logger) }
+        for (file, verdict) in scanned {
+            switch verdict {
+            case .refused(let error):
+                report(PluginProblem(severity: .error, error: error), logger: logger)
+            case .plugin(let info):
+                if info.usesReservedPrefix && !file.isInstalledWithProgram {
+                    report(PluginProblem(severity: .error, error: PluginError(path: info.path, reason: .reservedID(info.id)), id: info.id),
+                           logger: logger)
+                } else if let first = plugins.first(where: { $0.id == info.id }) {
+                    report(PluginProblem(severity: .warning, error: PluginError(path: info.path, reason: .duplicateID(id: info.id, firstPath: first.path)),
+                                         id: info.id), logger: logger)
+                } else {
+                    plugins.append(info)
+                }
+            }
+        }
+    }
+
     /// The plugin with exactly this id, or else the only one whose id ends in `.id` (so `tone`
     /// finds `org.snoozefuse.tone`).
-    public func plugin(id: String) -> LoadedPlugin? {
-        if let exact = plugins.first(where: { $0.info.id == id }) { return exact }
+    public func plugin(id: String) -> PluginInfo? {
+        if let exact = plugins.first(where: { $0.id == id }) { return exact }
         guard !id.contains(".") else { return nil }
-        let matches = plugins.filter { $0.info.id.hasSuffix("." + id) }
+        let matches = plugins.filter { $0.id.hasSuffix("." + id) }
         return matches.count == 1 ? matches[0] : nil
     }
 
     /// The plugin with `id`, or `unknownPlugin`.
-    public func require(id: String) throws(PluginError) -> LoadedPlugin {
+    public func require(id: String) throws(PluginError) -> PluginInfo {
         guard let plugin = plugin(id: id) else { throw PluginError(path: id, reason: .unknownPlugin(id)) }
         return plugin
     }
 
-    /// Checks permissions, loads `path` and adds it unless its id is taken (first wins; warned).
-    public mutating func load(path: String, logger: Logger) {
-        do {
-            try PluginPermissions.check(path: path)
-            let plugin = try PluginLoader.load(path: path, logger: logger)
-            try add(plugin)
-        } catch {
-            report(error.reason.isDuplicate ? .warning : .error, error, logger: logger)
-        }
+    /// The problems about files that claim `id`: impostors refused for the reserved prefix and
+    /// files skipped because another plugin has the id.
+    public func problems(claiming id: String) -> [PluginProblem] {
+        problems.filter { $0.id == id }
     }
 
-    /// Adds a loaded plugin. - Throws: `duplicateID` when the id is taken.
-    public mutating func add(_ plugin: LoadedPlugin) throws(PluginError) {
-        if let first = plugins.first(where: { $0.info.id == plugin.info.id }) {
-            throw PluginError(path: plugin.info.path, reason: .duplicateID(id: plugin.info.id, firstPath: first.info.path))
+    private mutating func report(_ problem: PluginProblem, logger: Logger?) {
+        problems.append(problem)
+        switch problem.severity {
+        case .warning: logger?.warning("plugin \(problem.error)")
+        case .error: logger?.error("plugin \(problem.error)")
         }
-        plugins.append(plugin)
-    }
-
-    mutating func report(_ severity: PluginProblem.Severity, _ error: PluginError, logger: Logger) {
-        problems.append(PluginProblem(severity: severity, error: error))
-        switch severity {
-        case .warning: logger.warning("plugin \(error)")
-        case .error: logger.error("plugin \(error)")
-        }
-    }
-}
-
-extension PluginError.Reason {
-    var isDuplicate: Bool {
-        if case .duplicateID = self { return true }
-        return false
     }
 }

@@ -1,11 +1,26 @@
 /// A problem with one plugin file, naming the file. A bad plugin is reported and skipped; the host
 /// keeps working.
-public struct PluginError: Error, Sendable, Hashable, CustomStringConvertible {
-    public enum Reason: Sendable, Hashable {
+///
+/// `Codable`: the plugin host program reports errors to its parent as JSON, and the scan cache keeps
+/// the errors of the files it refused.
+public struct PluginError: Error, Sendable, Hashable, Codable, CustomStringConvertible {
+    public enum Reason: Sendable, Hashable, Codable {
         /// The file or folder could not be examined (`stat` failed).
         case unreadable(String)
         /// The file or a folder holding it is writable by group or others: anyone could swap it.
         case writableByOthers(path: String, mode: UInt32)
+        /// The file or a folder holding it belongs to another user than this one or root: its
+        /// owner could swap it.
+        case ownedByOtherUser(path: String, owner: UInt32, user: UInt32)
+        /// The process that loaded the file ended while loading it (a constructor or the entry
+        /// function crashed or ended the process): how it ended.
+        case endedWhileLoading(String)
+        /// Loading the file (its constructors and the entry function) did not finish in time.
+        case hungWhileLoading(milliseconds: Int)
+        /// The id uses the prefix reserved for the plugins installed with snoozefuse.
+        case reservedID(String)
+        /// The file no longer holds the plugin the scan found there.
+        case changedSinceScan(expected: String, found: String)
         /// `dlopen` failed; `dlerror`'s text.
         case openFailed(String)
         /// The library does not export `snoozefuse_plugin_entry`.
@@ -56,6 +71,17 @@ public struct PluginError: Error, Sendable, Hashable, CustomStringConvertible {
         case .writableByOthers(let where_, let mode):
             let what = where_ == path ? "the file" : "its folder \(where_)"
             return "refused: \(what) is writable by other users (mode \(String(mode & 0o7777, radix: 8))); run `chmod go-w \(where_)`"
+        case .ownedByOtherUser(let where_, let owner, let user):
+            let what = where_ == path ? "the file" : "its folder \(where_)"
+            return "refused: \(what) belongs to uid \(owner), neither you (uid \(user)) nor root; plugins are loaded only from files and folders of yours or root's (as sudo and ssh require), so `chown \(user) \(where_)` or move the plugin"
+        case .endedWhileLoading(let how):
+            return "refused: loading it ended the process that loaded it (\(how)): its constructors or snoozefuse_plugin_entry crash or end the process"
+        case .hungWhileLoading(let milliseconds):
+            return "refused: loading it did not finish within \(milliseconds) ms: its constructors or snoozefuse_plugin_entry hang (it was killed)"
+        case .reservedID(let id):
+            return "refused: its id \(id) uses the prefix \(PluginInfo.reservedPrefix), which is reserved for the plugins installed with snoozefuse (PREFIX/lib/snoozefuse/plugins); give it an id of your own, the reverse-DNS of a name you control"
+        case .changedSinceScan(let expected, let found):
+            return "the file changed since it was scanned: it now holds plugin \(found), not \(expected); run the command again"
         case .openFailed(let why):
             return "cannot be loaded: \(why)"
         case .missingEntry:

@@ -39,16 +39,27 @@ public enum PluginHostProgram {
     }
 
     /// The arguments of a child that serves one instance of the plugin at `path` configured by
-    /// `config`; with `checkOnly`, it only starts the instance, frees it and prints why it would not
-    /// start (one ``PluginStartRefusal`` in JSON), if it would not.
-    public static func serveArguments(kind: Kind, path: String, config: String, checkOnly: Bool = false) -> [String] {
-        ["serve", kind.rawValue, path] + (checkOnly ? ["--check-only"] : []) + ["--", config]
+    /// `config`; with `expectID`, the child refuses a file that no longer holds that plugin; with
+    /// `checkOnly`, it only starts the instance, frees it and prints one ``PluginStartAnswer``.
+    public static func serveArguments(kind: Kind, path: String, config: String, expectID: String? = nil,
+                                      checkOnly: Bool = false) -> [String] {
+        ["serve", kind.rawValue, path] + (expectID.map { ["--expect-id", $0] } ?? []) + (checkOnly ? ["--check-only"] : [])
+            + parentArguments + ["--", config]
     }
 
-    /// The arguments of a child that validates the plugin at `path` with `config`.
-    public static func checkArguments(path: String, config: String) -> [String] {
-        ["check", path, "--", config]
+    /// The arguments of a scanner child that loads and describes each of `paths` (see ``PluginScanner``).
+    public static func scanArguments(paths: [String]) -> [String] {
+        ["scan"] + parentArguments + ["--"] + paths
     }
+
+    /// The arguments of a child that runs the validator's check `check` on the plugin at `path`
+    /// with `config` (see ``PluginValidation``).
+    public static func checkArguments(check: PluginCheckName, path: String, config: String) -> [String] {
+        ["check", check.rawValue, path] + parentArguments + ["--", config]
+    }
+
+    /// `--parent-pid PID`: the child asks to be killed when this process ends (see ``PluginHostCommand``).
+    static var parentArguments: [String] { ["--parent-pid", String(getpid())] }
 
     public static func missing(_ executablePath: String?) -> PluginError {
         PluginError(path: name, reason: .processEnded(
@@ -56,8 +67,114 @@ public enum PluginHostProgram {
     }
 }
 
-/// Why a plugin instance would not start, as `snoozefuse-plugin-host serve --check-only` prints it
-/// (one JSON object).
+/// The host program's command line, as its parent writes it (``PluginHostProgram``) and as it reads
+/// it. Options come before `--`; what follows `--` is data, never read as an option: the
+/// configuration (`serve`, `check`) or the files to scan (`scan`).
+///
+///     serve source|emitter PATH [--expect-id ID] [--check-only] [--parent-pid PID] -- CONFIG
+///     scan [--parent-pid PID] -- PATH...
+///     check NAME PATH [--parent-pid PID] -- CONFIG
+public struct PluginHostCommand: Sendable, Hashable {
+    public enum Action: Sendable, Hashable {
+        case serve(kind: PluginHostProgram.Kind, path: String, config: String, expectID: String?, checkOnly: Bool)
+        case scan(paths: [String])
+        case check(PluginCheckName, path: String, config: String)
+    }
+
+    public var action: Action
+    /// The process that started it: it asks to be killed when that one ends.
+    public var parent: Int32?
+
+    /// Parses the arguments (without the program name); nil when they are not a command.
+    public init?(_ arguments: [String]) {
+        let separator = arguments.firstIndex(of: "--") ?? arguments.count
+        let data = Array(arguments[min(separator + 1, arguments.count)...])
+        var words: [String] = []
+        var expectID: String?
+        var checkOnly = false
+        var index = 0
+        let options = arguments[..<separator]
+        while index < options.count {
+            let word = options[index]
+            switch word {
+            case "--parent-pid":
+                guard index + 1 < options.count, let pid = Int32(options[index + 1]), pid > 0 else { return nil }
+                parent = pid
+                index += 2
+            case "--expect-id":
+                guard index + 1 < options.count else { return nil }
+                expectID = options[index + 1]
+                index += 2
+            case "--check-only":
+                checkOnly = true
+                index += 1
+            default:
+                guard !word.hasPrefix("-") else { return nil }
+                words.append(word)
+                index += 1
+            }
+        }
+        switch words.first {
+        case "serve":
+            guard words.count == 3, let kind = PluginHostProgram.Kind(rawValue: words[1]) else { return nil }
+            action = .serve(kind: kind, path: words[2], config: data.joined(separator: " "), expectID: expectID, checkOnly: checkOnly)
+        case "scan":
+            guard words.count == 1, expectID == nil, !checkOnly else { return nil }
+            action = .scan(paths: data)
+        case "check":
+            guard words.count == 3, let name = PluginCheckName(rawValue: words[1]), expectID == nil, !checkOnly else { return nil }
+            action = .check(name, path: words[2], config: data.joined(separator: " "))
+        default:
+            return nil
+        }
+    }
+}
+
+/// What the host program does for itself before it touches a plugin.
+public enum PluginHostProcess {
+    /// Asks to be killed when `parent` ends (see ``ProcessSpawn/dieWithParent(_:)``); false when
+    /// the parent is already gone (then nobody wants the answer: end at once).
+    public static func dieWithParent(_ parent: Int32) -> Bool {
+        ProcessSpawn.dieWithParent(parent) == nil
+    }
+
+    /// Moves standard output to a new descriptor for the protocol (returned) and points descriptor 1
+    /// at standard error, so a plugin that prints cannot garble what the parent reads.
+    public static func takeStandardOutput() -> Int32 {
+        let channel = fcntl(1, F_DUPFD_CLOEXEC, 3)
+        if channel >= 0 { dup2(2, 1) }
+        return channel >= 0 ? channel : 1
+    }
+
+    /// Writes `line` and a newline to `descriptor` in one go (a parent reads it as one line).
+    public static func send(_ line: String, to descriptor: Int32) {
+        writeAll(line + "\n", to: descriptor)
+    }
+
+    /// Moves standard input to a new descriptor (returned) and points descriptor 0 at /dev/null, so
+    /// a plugin that reads cannot take the parent's commands.
+    public static func takeStandardInput() -> Int32 {
+        let channel = fcntl(0, F_DUPFD_CLOEXEC, 3)
+        let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        if channel >= 0, null >= 0 { dup2(null, 0) }
+        if null >= 0 { close(null) }
+        return channel >= 0 ? channel : 0
+    }
+}
+
+/// What `snoozefuse-plugin-host serve --check-only` prints (one JSON object): the instance starts,
+/// or why it would not. A child that prints nothing ended or hung before it could tell.
+public struct PluginStartAnswer: Codable, Sendable, Hashable {
+    public var starts: Bool
+    public var refusal: PluginStartRefusal?
+
+    public init(_ error: PluginError?) {
+        starts = error == nil
+        refusal = error.map(PluginStartRefusal.init)
+    }
+}
+
+/// Why a plugin instance would not start.
 public struct PluginStartRefusal: Codable, Sendable, Hashable {
     /// The plugin's `SNOOZEFUSE_STATUS_*` (1 is INVALID_CONFIG), or nil when it failed before the
     /// plugin answered (permissions, loading).
@@ -80,56 +197,74 @@ public struct PluginStartRefusal: Codable, Sendable, Hashable {
 
 /// One `serve --check-only` child: the plugin's own verdict on a configuration, given in `activate`
 /// (a source) or `create_pulse_emitter` (an emitter), in a process of its own so a plugin that
-/// crashes or hangs there cannot take the nap with it.
-public struct PluginConfigCheck: Sendable {
-    /// How long a plugin may take to create (and activate) an instance before the check gives up.
-    public static let deadline = Duration.seconds(10)
+/// crashes, ends the process or hangs there cannot take the nap with it.
+public final class PluginConfigCheck: Sendable {
+    /// How long the child may take: loading (2 s) plus creating and activating (1 s).
+    public static let deadline = Duration.seconds(3)
+
+    /// What the check found.
+    public enum Answer: Sendable, Hashable {
+        /// The instance starts with this configuration.
+        case starts
+        /// The plugin (or the host, before the plugin answered) refused.
+        case refused(PluginStartRefusal)
+        /// The child ended or hung before it answered: how.
+        case noAnswer(String)
+    }
 
     /// The option that named it (`--emitter`).
     public let option: String
     public let spec: PluginSpec
     public let info: PluginInfo
-    private let process: ProcessBox
-    private let output: Pipe
-
-    /// `@unchecked Sendable`: the process is started in `init` and afterwards only waited for.
-    private final class ProcessBox: @unchecked Sendable {
-        let process = Process()
-    }
+    private let child: ChildProcessGroup
+    /// The read end of the child's output (closed in deinit).
+    private let output: Int32
 
     /// Starts the check in a child of the host program at `host`.
-    public init(option: String, spec: PluginSpec, info: PluginInfo, kind: PluginHostProgram.Kind, host: String) throws {
+    public init(option: String, spec: PluginSpec, info: PluginInfo, kind: PluginHostProgram.Kind, host: String) throws(PluginError) {
         self.option = option
         self.spec = spec
         self.info = info
-        process = ProcessBox()
-        output = Pipe()
-        let process = process.process
-        process.executableURL = URL(fileURLWithPath: host)
-        process.arguments = PluginHostProgram.serveArguments(kind: kind, path: info.path, config: spec.config, checkOnly: true)
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        guard let ends = makePipe() else {
+            throw PluginError(path: info.path, reason: .processEnded("cannot create a pipe: \(String(cString: strerror(errno)))"))
+        }
+        do throws(SpawnError) {
+            child = try ChildProcessGroup(host, PluginHostProgram.serveArguments(kind: kind, path: info.path, config: spec.config,
+                                                                                expectID: info.id, checkOnly: true),
+                                          descriptors: [0: .devNull, 1: .inherit(ends.write), 2: .devNull])
+        } catch {
+            close(ends.read)
+            close(ends.write)
+            throw PluginError(path: info.path, reason: .processEnded(error.description))
+        }
+        close(ends.write)
+        output = ends.read
     }
 
-    /// The refusal, or nil when the instance starts or the check could not tell (it crashed or
-    /// hung: the plugin's own process reports that when the nap starts it).
-    public func wait() -> PluginStartRefusal? {
-        let process = process.process
-        // The child's output ends when it exits (or is killed); read it on a thread of its own with
-        // the check's time limit.
-        let handle = output.fileHandleForReading
-        let reading = BoundedCall.start(named: "snoozefuse-check") { handle.readDataToEndOfFile() }
-        guard let data = reading.wait(atMost: Self.deadline) else {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            return nil
+    deinit {
+        close(output)
+    }
+
+    /// Waits at most ``deadline`` (from now) for the answer; the child and its group are gone
+    /// when this returns.
+    public func wait() -> Answer {
+        var reader = LineReader(descriptor: output)
+        let next = reader.next(until: .now.advanced(by: Self.deadline))
+        switch next {
+        case .line(let text):
+            // Let it free the instance (which may restore a device) before anything is killed.
+            if child.waitForEnd(atMost: .seconds(1)) == nil { child.terminate() }
+            guard let answer = try? JSONDecoder().decode(PluginStartAnswer.self, from: Data(text.utf8)) else {
+                return .noAnswer("it printed \"\(text.prefix(200))\" instead of an answer")
+            }
+            return answer.refusal.map(Answer.refused) ?? .starts
+        case .timedOut:
+            child.terminate()
+            return .noAnswer("it did not answer within \(Self.deadline.components.seconds) s (killed): creating or activating the instance hangs")
+        case .end:
+            let status = child.waitForEnd(atMost: .seconds(2)) ?? child.terminate()
+            return .noAnswer("its process ended before it answered (\(status.map(ProcessSpawn.describe) ?? "it did not end")): creating or activating the instance ends the process")
         }
-        process.waitUntilExit()
-        guard process.terminationReason == .exit, process.terminationStatus == 0,
-              let line = data.split(separator: UInt8(ascii: "\n")).first else { return nil }
-        return try? JSONDecoder().decode(PluginStartRefusal.self, from: Data(line))
     }
 
     /// `--emitter terminal:bell=yes: plugin org.snoozefuse.terminal refuses this configuration:
@@ -144,39 +279,5 @@ public struct PluginConfigCheck: Sendable {
             lines.append("see `snoozefuse plugins info \(info.id)`")
         }
         return lines
-    }
-}
-
-/// The parent's side of `plugins check`: runs the validator in a child of the host program, so a
-/// plugin that crashes is reported, not fatal.
-public enum PluginValidation {
-    /// The findings for the plugin at `path` (absolute), ending with a problem when the checking
-    /// process crashed or failed.
-    public static func run(path: String, config: String) throws(PluginError) -> [PluginCheckFinding] {
-        guard let host = PluginHostProgram.locate() else { throw PluginHostProgram.missing(PluginSearchPath.currentExecutable()) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: host)
-        process.arguments = PluginHostProgram.checkArguments(path: path, config: config)
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardInput = FileHandle.nullDevice
-        do {
-            try process.run()
-        } catch {
-            throw PluginError(path: path, reason: .processEnded("cannot start \(host): \(error)"))
-        }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        var findings: [PluginCheckFinding] = String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap {
-            try? JSONDecoder().decode(PluginCheckFinding.self, from: Data($0.utf8))
-        }
-        if process.terminationReason == .uncaughtSignal {
-            let name = strsignal(process.terminationStatus).map { String(cString: $0) } ?? "signal \(process.terminationStatus)"
-            findings.append(PluginCheckFinding(.problem, "the plugin crashed the checking process",
-                                               "killed by signal \(process.terminationStatus) (\(name)) after the last check above"))
-        } else if process.terminationStatus != 0 {
-            findings.append(PluginCheckFinding(.problem, "the checking process", "exited with status \(process.terminationStatus)"))
-        }
-        return findings
     }
 }

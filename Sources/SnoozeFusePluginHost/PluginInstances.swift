@@ -103,8 +103,9 @@ public final class SoundSource {
 
     /// Renders `buffer.count / channels` frames (at most `maxFrames` per plugin call). Returns nil
     /// when the frames are the plugin's; otherwise the buffer holds silence and the error says why
-    /// (the source is disabled from then on).
-    public func render(into buffer: UnsafeMutableBufferPointer<Float>) -> PluginError? {
+    /// (the source is disabled from then on). `hooks`, when given, run right before and right after
+    /// each call into the plugin (the validator watches what the plugin's render does between them).
+    public func render(into buffer: UnsafeMutableBufferPointer<Float>, hooks: RenderCallHooks? = nil) -> PluginError? {
         guard disabledReason == nil, isActive, channels > 0, let base = buffer.baseAddress else {
             buffer.update(repeating: 0)
             return disabledReason ?? PluginError(path: plugin.info.path, reason: .callFailed(call: "render", status: 4, message: "the source is not active"))
@@ -113,7 +114,9 @@ public final class SoundSource {
         var done = 0
         while done < frames {
             let count = min(frames - done, maxFrames)
+            hooks?.enter()
             let status = instance.pointee.render(instance, base + done * channels, UInt32(count))
+            hooks?.leave()
             if status != SNOOZEFUSE_STATUS_OK {
                 return disable(buffer, .callFailed(call: "render", status: status, message: ""))
             }
@@ -132,6 +135,19 @@ public final class SoundSource {
         let error = PluginError(path: plugin.info.path, reason: reason)
         disabledReason = error
         return error
+    }
+}
+
+/// Two C functions run around each call of a plugin's `render` (see ``SoundSource/render(into:hooks:)``):
+/// C functions, so that nothing of Swift's (no reference counting, no allocation) runs between them
+/// and the plugin.
+public struct RenderCallHooks: Sendable {
+    public let enter: @convention(c) () -> Void
+    public let leave: @convention(c) () -> Void
+
+    public init(enter: @convention(c) () -> Void, leave: @convention(c) () -> Void) {
+        self.enter = enter
+        self.leave = leave
     }
 }
 
@@ -154,16 +170,20 @@ public final class PulseEmitter: @unchecked Sendable {
     public let plugin: LoadedPlugin
     private let instance: UnsafeMutablePointer<snoozefuse_pulse_emitter>
     private let condition = NSCondition()
-    private var pending: (intensity: Float, milliseconds: UInt32)?
+    private var pending: (intensity: Float, milliseconds: UInt32, tag: UInt64)?
+    /// Told the tag of each pulse the plugin finished (on the pulse thread).
+    private let onPulseDone: (@Sendable (UInt64) -> Void)?
     private var pendingCancel = false
     private var busy = false
     private var closing = false
+    private var destroyed = false
     private var completed = 0
     private var dropped = 0
     private var errors: [PluginError] = []
 
-    /// Creates an instance configured by `config` and starts its pulse thread.
-    public init(plugin: LoadedPlugin, config: String) throws(PluginError) {
+    /// Creates an instance configured by `config` and starts its pulse thread; `onPulseDone` is
+    /// told the tag of each pulse once the plugin's `emit` has returned.
+    public init(plugin: LoadedPlugin, config: String, onPulseDone: (@Sendable (UInt64) -> Void)? = nil) throws(PluginError) {
         func fail(_ reason: PluginError.Reason) -> PluginError { PluginError(path: plugin.info.path, reason: reason) }
         guard plugin.info.kinds.contains(.pulseEmitter), let create = plugin.descriptor.pointee.create_pulse_emitter else {
             throw fail(.wrongKind(id: plugin.info.id, wanted: "pulse emitter"))
@@ -182,13 +202,15 @@ public final class PulseEmitter: @unchecked Sendable {
             throw fail(.missingField("snoozefuse_pulse_emitter.\(field)"))
         }
         self.plugin = plugin
+        self.onPulseDone = onPulseDone
         instance = out
         SystemThread.start(named: "snoozefuse-pulse") { [self] in work() }
     }
 
-    /// Hands a pulse to the plugin's thread; never waits for the plugin.
+    /// Hands a pulse to the plugin's thread; never waits for the plugin. `tag` comes back through
+    /// `onPulseDone` when the plugin has finished it.
     @discardableResult
-    public func emit(intensity: Double, duration: Duration) -> Outcome {
+    public func emit(intensity: Double, duration: Duration, tag: UInt64 = 0) -> Outcome {
         let milliseconds = UInt32(clamping: duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
         condition.lock()
         defer { condition.unlock() }
@@ -197,7 +219,7 @@ public final class PulseEmitter: @unchecked Sendable {
             dropped += 1
             return .droppedBusy
         }
-        pending = (Float(min(max(intensity, 0), 1)), milliseconds)
+        pending = (Float(min(max(intensity, 0), 1)), milliseconds, tag)
         condition.broadcast()
         return .accepted
     }
@@ -218,6 +240,19 @@ public final class PulseEmitter: @unchecked Sendable {
         pending = nil
         condition.broadcast()
         condition.unlock()
+    }
+
+    /// Closes the emitter and waits at most `limit` for its thread to have destroyed the instance
+    /// (a plugin's destroy may put a device back as it found it). Returns whether it did.
+    @discardableResult
+    public func close(waitingAtMost limit: Duration) -> Bool {
+        close()
+        return BoundedCall.start(named: "snoozefuse-close") { () -> Bool in
+            self.condition.lock()
+            defer { self.condition.unlock() }
+            while !self.destroyed { self.condition.wait() }
+            return true
+        }.wait(atMost: limit) != nil
     }
 
     /// Whether the plugin is inside a call now.
@@ -275,6 +310,7 @@ public final class PulseEmitter: @unchecked Sendable {
                     failure = PluginError(path: plugin.info.path, reason: .callFailed(call: "emit", status: status, message: message))
                 }
             }
+            if let pulse { onPulseDone?(pulse.tag) }
             condition.lock()
             busy = false
             if pulse != nil { completed += 1 }
@@ -287,5 +323,9 @@ public final class PulseEmitter: @unchecked Sendable {
         condition.unlock()
         instance.pointee.cancel(instance)
         instance.pointee.destroy(instance)
+        condition.lock()
+        destroyed = true
+        condition.broadcast()
+        condition.unlock()
     }
 }

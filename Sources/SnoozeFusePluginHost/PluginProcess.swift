@@ -1,6 +1,6 @@
 import Foundation
 import Synchronization
-import SnoozeFuseSystem
+public import SnoozeFuseSystem
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -9,102 +9,221 @@ import Musl
 
 /// A plugin instance running in a child process of its own: the crash-isolation boundary.
 ///
-/// The child is the plugin host program (`snoozefuse-plugin-host serve …`), started in its own
-/// process group (so Ctrl-C on the terminal reaches only the parent). The parent keeps one
-/// end of a pipe: a sound source's child writes float frames into it; an emitter's child reads pulse
-/// commands from it. When the parent exits, the pipe breaks and the child ends. A thread of the
-/// parent waits for the child (`waitpid`, no polling) and reports how it ended.
+/// The child is the plugin host program (`snoozefuse-plugin-host serve …`), started in a process
+/// group of its own (Ctrl-C on the terminal reaches only the parent) by the process's spawning
+/// thread; it asks the kernel to kill it when this process ends (`--parent-pid`), so it dies with
+/// its nap even when the nap is killed. The parent keeps one end of a pipe: a sound source's child
+/// writes float frames into it; an emitter's child reads pulse commands from it and answers each
+/// pulse on a second pipe. A reaper thread waits for the child (no polling), kills whatever is left
+/// of its group and reports how it ended; ``finish(waitingAtMost:)`` ends it on purpose.
 public final class PluginChildProcess: Sendable {
     public enum Role: Sendable { case readsFromChild, writesToChild }
 
-    public let pid: Int32
+    public var pid: Int32 { group.pid }
     public let info: PluginInfo
-    /// The parent's end of the pipe (non-blocking).
+    /// The parent's end of the pipe (non-blocking): frames for a source, commands for an emitter.
     public let descriptor: Int32
-    private final class Ending: Sendable {
-        let text = Mutex<String?>(nil)
+    /// An emitter's answers (non-blocking; -1 for a source).
+    public let answers: Int32
+    private let group: ChildProcessGroup
+    private let state: State
+
+    private final class State: Sendable {
+        /// How it ended, once it has.
+        let ending = Mutex<String?>(nil)
+        /// Why it was killed as hung, when it was.
+        let hung = Mutex<String?>(nil)
+        /// Ended on purpose: its end is nobody's news.
+        let finishing = Atomic<Bool>(false)
+        /// The command pipe was closed by ``finish(waitingAtMost:)``.
+        let closed = Atomic<Bool>(false)
     }
 
-    private let ending = Ending()
+    /// How the child ended (`killed by signal 11 (Segmentation fault)`, `hung: …`), or nil while it runs.
+    public var exitDescription: String? { state.ending.withLock { $0 } }
 
-    /// How the child ended (`killed by signal 11 (Segmentation fault)`), or nil while it runs.
-    public var exitDescription: String? { ending.text.withLock { $0 } }
-
-    /// Starts `executable arguments…`; `onExit` is called once, on the waiting thread, when it ends.
+    /// Starts `executable arguments…`; `onExit` is called once, on the reaper's thread, when it
+    /// ends, with how (not when it was ended on purpose by ``finish(waitingAtMost:)``).
     public init(executable: String, arguments: [String], info: PluginInfo, role: Role,
                 pipeCapacity: Int32 = 1 << 20,
                 onExit: @escaping @Sendable (PluginInfo, String) -> Void) throws(PluginError) {
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else {
-            throw PluginError(path: info.path, reason: .processEnded("cannot create a pipe: \(String(cString: strerror(errno)))"))
+        func pipeEnds() throws(PluginError) -> (read: Int32, write: Int32) {
+            guard let ends = makePipe() else {
+                throw PluginError(path: info.path, reason: .processEnded("cannot create a pipe: \(String(cString: strerror(errno)))"))
+            }
+            return ends
         }
-        let (parentEnd, childEnd, childFD) = role == .readsFromChild ? (ends[0], ends[1], Int32(1)) : (ends[1], ends[0], Int32(0))
-        _ = fcntl(ends[0], F_SETFD, FD_CLOEXEC)
-        _ = fcntl(ends[1], F_SETFD, FD_CLOEXEC)
+        let main = try pipeEnds()
+        let answerPipe: (read: Int32, write: Int32)?
+        do throws(PluginError) {
+            answerPipe = role == .writesToChild ? try pipeEnds() : nil
+        } catch {
+            close(main.read)
+            close(main.write)
+            throw error
+        }
+        let (parentEnd, childEnd) = role == .readsFromChild ? (main.read, main.write) : (main.write, main.read)
         // F_SETPIPE_SZ (Linux, 1031; not exported by Glibc's module): room for seconds of audio.
         _ = fcntl(parentEnd, 1031, pipeCapacity)
         _ = fcntl(parentEnd, F_SETFL, fcntl(parentEnd, F_GETFL) | O_NONBLOCK)
-
-        let spawned: Int32
+        if let answerPipe { _ = fcntl(answerPipe.read, F_SETFL, fcntl(answerPipe.read, F_GETFL) | O_NONBLOCK) }
+        let descriptors: [Int32: ProcessSpawn.Descriptor] = role == .readsFromChild
+            ? [0: .devNull, 1: .inherit(childEnd), 2: .inherit(2)]
+            : [0: .inherit(childEnd), 1: .inherit(answerPipe?.write ?? -1), 2: .inherit(2)]
+        let state = State()
         do throws(SpawnError) {
-            spawned = try ProcessSpawn.start(executable, arguments, descriptors: [
-                childFD: .inherit(childEnd), role == .readsFromChild ? 0 : 1: .devNull, 2: .inherit(2),
-            ], grouping: .ownProcessGroup)
+            group = try ChildProcessGroup(executable, arguments, descriptors: descriptors) { status in
+                let text = state.hung.withLock { $0 }.map { "hung: \($0); killed" } ?? ProcessSpawn.describe(status)
+                state.ending.withLock { $0 = text }
+                if !state.finishing.load(ordering: .acquiring) { onExit(info, text) }
+            }
         } catch {
             close(childEnd)
             close(parentEnd)
+            if let answerPipe {
+                close(answerPipe.read)
+                close(answerPipe.write)
+            }
             throw PluginError(path: info.path, reason: .processEnded(error.description))
         }
         close(childEnd)
-        let pid = spawned
-        self.pid = pid
+        if let answerPipe { close(answerPipe.write) }
         self.info = info
+        self.state = state
         descriptor = parentEnd
-        SystemThread.start(named: "snoozefuse-plugin-wait") { [ending] in
-            var status: Int32 = 0
-            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-            let text = ProcessSpawn.describe(status)
-            ending.text.withLock { $0 = text }
-            onExit(info, text)
-        }
+        answers = answerPipe?.read ?? -1
     }
 
     deinit {
-        close(descriptor)
+        if !state.closed.load(ordering: .acquiring) { close(descriptor) }
+        if answers >= 0 { close(answers) }
     }
 
-    /// Kills the child (tests and shutdown).
+    /// Kills the child's whole process group (tests and shutdown).
     public func kill(signal: Int32 = 9 /* SIGKILL */) {
-        _ = Glibc.kill(pid, signal)
+        group.signalGroup(signal)
+    }
+
+    /// Kills the child's group as hung: its end is then reported as `hung: REASON; killed`.
+    /// The first reason given is kept.
+    public func killAsHung(_ reason: String) {
+        state.hung.withLock { $0 = $0 ?? reason }
+        group.signalGroup(SIGKILL)
+    }
+
+    /// Ends the child on purpose, on every way out of a nap: an emitter's command pipe is closed
+    /// (it cancels and destroys its instance, putting its device back, and ends), then whatever is
+    /// left of its group after `grace` is killed; a source's group is killed at once. Its end is
+    /// not reported. Returns once it has been reaped (or after `grace` plus a second).
+    public func finish(waitingAtMost grace: Duration) {
+        state.finishing.store(true, ordering: .releasing)
+        if answers >= 0 {
+            if !state.closed.exchange(true, ordering: .acquiringAndReleasing) { close(descriptor) }
+            if group.waitForEnd(atMost: grace) != nil { return }
+        }
+        group.terminate(waitingAtMost: .seconds(1))
+    }
+
+    /// Waits at most `limit` for the child's end; its wait status.
+    public func waitForEnd(atMost limit: Duration) -> Int32? {
+        group.waitForEnd(atMost: limit)
     }
 }
 
 /// The parent's side of an emitter's child process: pulses are written to its pipe without
-/// blocking; when the pipe is full (the child is busy) the pulse is dropped.
+/// blocking; when the pipe is full (the child is busy) the pulse is dropped. Each pulse is tagged,
+/// and the child answers every tag (done or dropped): a pulse whose answer is overdue (see
+/// ``EmitterLiveness``) means the plugin's emit no longer returns, and the child is killed as hung.
 public final class PluginProcessEmitter: Sendable {
     public let child: PluginChildProcess
-    private let broken = Atomic<Bool>(false)
+    private let state: Mutex<State>
 
-    public init(child: PluginChildProcess) {
-        self.child = child
+    private struct State {
+        var liveness: EmitterLiveness<BootInstant>
+        var nextTag: UInt64 = 1
+        var pending: [UInt8] = []
+        var broken = false
     }
 
-    /// Hands a pulse over; never waits. Returns false when it was dropped or the child has ended.
+    public init(child: PluginChildProcess, liveness: EmitterLiveness<BootInstant> = EmitterLiveness(started: .now)) {
+        self.child = child
+        state = Mutex(State(liveness: liveness))
+    }
+
+    /// Hands a pulse over; never waits. Returns false when it was dropped, the child has ended,
+    /// or the child was just found hung (and killed).
     @discardableResult
     public func emit(intensity: Double, duration: Duration) -> Bool {
         let milliseconds = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
-        return send("e \(String(format: "%.3f", min(max(intensity, 0), 1))) \(max(milliseconds, 0))\n")
+        return state.withLock { state in
+            guard checked(&state, at: .now) else { return false }
+            let tag = state.nextTag
+            state.nextTag += 1
+            guard send("e \(tag) \(String(format: "%.3f", min(max(intensity, 0), 1))) \(max(milliseconds, 0))\n", &state) else { return false }
+            state.liveness.sent(tag, lasting: duration, at: .now)
+            return true
+        }
+    }
+
+    /// Ends the child on purpose (the nap is over): nothing is sent any more, its command pipe is
+    /// closed so it puts its device back and ends, and its group is killed after `grace`.
+    public func finish(waitingAtMost grace: Duration) {
+        state.withLock { $0.broken = true }
+        child.finish(waitingAtMost: grace)
     }
 
     @discardableResult
-    public func cancel() -> Bool { send("c\n") }
+    public func cancel() -> Bool {
+        state.withLock { state in checked(&state, at: .now) && send("c\n", &state) }
+    }
 
-    private func send(_ line: String) -> Bool {
-        guard !broken.load(ordering: .relaxed) else { return false }
+    /// Reads the child's answers and judges it at `now`: false when it is gone or hung (then killed).
+    public func checkLiveness(at now: BootInstant = .now) -> Bool {
+        state.withLock { checked(&$0, at: now) }
+    }
+
+    private func checked(_ state: inout State, at now: BootInstant) -> Bool {
+        guard !state.broken else { return false }
+        readAnswers(&state)
+        if case .hung(let tag, let length, let late) = state.liveness.verdict(at: now) {
+            state.broken = true
+            child.killAsHung("its emit of pulse \(tag) (\(length.compactMilliseconds) long) had not returned \(late.compactMilliseconds) past its limit, the pulse's length plus \(state.liveness.limits.budget.compactMilliseconds)")
+            return false
+        }
+        return true
+    }
+
+    private func readAnswers(_ state: inout State) {
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(child.answers, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            state.pending.append(contentsOf: chunk[0 ..< count])
+        }
+        while let newline = state.pending.firstIndex(of: UInt8(ascii: "\n")) {
+            let words = state.pending[..<newline].split(separator: UInt8(ascii: " "))
+            state.pending.removeSubrange(...newline)
+            if words.count == 2, words[0] == [UInt8(ascii: "d")] || words[0] == [UInt8(ascii: "x")],
+               let tag = UInt64(String(decoding: words[1], as: UTF8.self)) {
+                state.liveness.answered(tag)
+            }
+        }
+    }
+
+    private func send(_ line: String, _ state: inout State) -> Bool {
         let bytes = Array(line.utf8)
-        let written = bytes.withUnsafeBytes { Glibc.write(child.descriptor, $0.baseAddress, $0.count) }
+        let written = bytes.withUnsafeBytes { write(child.descriptor, $0.baseAddress, $0.count) }
         if written == bytes.count { return true }
-        if written < 0 && errno == EPIPE { broken.store(true, ordering: .relaxed) }
+        if written < 0 && (errno == EPIPE || errno == EBADF) { state.broken = true }
         return false
+    }
+}
+
+extension Duration {
+    /// `120 ms`, `1.4 s`: for messages.
+    var compactMilliseconds: String {
+        let milliseconds = Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15
+        return milliseconds < 1000 ? "\(Int(milliseconds.rounded())) ms" : String(format: "%.1f s", milliseconds / 1000)
     }
 }

@@ -1,5 +1,6 @@
 public import Logging
 import Foundation
+import SnoozeFuseSystem
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -20,18 +21,28 @@ public enum PluginServer {
         case renderFailed = 75
     }
 
-    /// A source of the plugin at `path`, active at the serving format with `config`.
-    static func startSource(path: String, config: String, logger: Logger) throws(PluginError) -> SoundSource {
+    /// The plugin at `path`, checked and loaded; with `expectID`, refused unless it is that plugin
+    /// (the file may have been replaced since the scan that found it).
+    static func load(path: String, expectID: String?, logger: Logger) throws(PluginError) -> LoadedPlugin {
         try PluginPermissions.check(path: path)
-        let source = try SoundSource(plugin: try PluginLoader.load(path: path, logger: logger))
+        let plugin = try PluginLoader.load(path: path, logger: logger)
+        if let expectID, plugin.info.id != expectID {
+            throw PluginError(path: path, reason: .changedSinceScan(expected: expectID, found: plugin.info.id))
+        }
+        return plugin
+    }
+
+    /// A source of the plugin at `path`, active at the serving format with `config`.
+    static func startSource(path: String, config: String, expectID: String?, logger: Logger) throws(PluginError) -> SoundSource {
+        let source = try SoundSource(plugin: try load(path: path, expectID: expectID, logger: logger))
         try source.activate(sampleRate: sourceRate, channels: sourceChannels, maxFrames: blockFrames, config: config)
         return source
     }
 
     /// An emitter of the plugin at `path`, created with `config`.
-    static func startEmitter(path: String, config: String, logger: Logger) throws(PluginError) -> PulseEmitter {
-        try PluginPermissions.check(path: path)
-        return try PulseEmitter(plugin: try PluginLoader.load(path: path, logger: logger), config: config)
+    static func startEmitter(path: String, config: String, expectID: String?, logger: Logger,
+                             onPulseDone: (@Sendable (UInt64) -> Void)? = nil) throws(PluginError) -> PulseEmitter {
+        try PulseEmitter(plugin: try load(path: path, expectID: expectID, logger: logger), config: config, onPulseDone: onPulseDone)
     }
 
     /// What serving an instance with `config` would meet when it starts, without serving it: the
@@ -39,12 +50,13 @@ public enum PluginServer {
     /// Nil when it starts. This is how a configuration is checked before a nap: the ABI hands a
     /// source its configuration in `activate` and an emitter in `create_pulse_emitter`, and a
     /// plugin refuses a bad one there with `SNOOZEFUSE_STATUS_INVALID_CONFIG`.
-    public static func checkStart(emitter: Bool, path: String, config: String, logger: Logger) -> PluginError? {
+    public static func checkStart(emitter: Bool, path: String, config: String, expectID: String?, logger: Logger) -> PluginError? {
         do {
             if emitter {
-                try startEmitter(path: path, config: config, logger: logger).close()
+                // Its thread destroys the instance (which may put a device back) before the answer.
+                try startEmitter(path: path, config: config, expectID: expectID, logger: logger).close(waitingAtMost: .seconds(1))
             } else {
-                try startSource(path: path, config: config, logger: logger).deactivate()
+                try startSource(path: path, config: config, expectID: expectID, logger: logger).deactivate()
             }
             return nil
         } catch {
@@ -52,11 +64,11 @@ public enum PluginServer {
         }
     }
 
-    /// Renders `plugin`'s source into standard output until the pipe breaks or render fails.
-    public static func serveSource(path: String, config: String, logger: Logger) -> Status {
+    /// Renders `plugin`'s source into `output` until the pipe breaks or render fails.
+    public static func serveSource(path: String, config: String, expectID: String?, output: Int32, logger: Logger) -> Status {
         let source: SoundSource
         do {
-            source = try startSource(path: path, config: config, logger: logger)
+            source = try startSource(path: path, config: config, expectID: expectID, logger: logger)
         } catch {
             logger.error("\(error)")
             return .setupFailed
@@ -71,7 +83,7 @@ public enum PluginServer {
             let raw = UnsafeRawBufferPointer(buffer)
             var offset = 0
             while offset < raw.count {
-                let written = write(1, raw.baseAddress! + offset, raw.count - offset)
+                let written = write(output, raw.baseAddress! + offset, raw.count - offset)
                 if written > 0 {
                     offset += written
                 } else if written < 0 && errno == EINTR {
@@ -83,12 +95,17 @@ public enum PluginServer {
         }
     }
 
-    /// Reads pulse commands (`e INTENSITY MS`, `c`) from standard input and hands them to the
-    /// emitter's own thread, so a slow plugin only drops pulses. Ends at end of input.
-    public static func serveEmitter(path: String, config: String, logger: Logger) -> Status {
+    /// Reads pulse commands (`e TAG INTENSITY MS`, `c`) from `input` and hands them to the
+    /// emitter's own thread, so a slow plugin only drops pulses. Answers each pulse on `answers`:
+    /// `d TAG` once the plugin's emit has returned, `x TAG` when it was dropped (the plugin was
+    /// busy), so the parent can tell a plugin that stopped returning. Ends at end of input.
+    public static func serveEmitter(path: String, config: String, expectID: String?, input: Int32, answers: Int32,
+                                     logger: Logger) -> Status {
         let emitter: PulseEmitter
         do {
-            emitter = try startEmitter(path: path, config: config, logger: logger)
+            emitter = try startEmitter(path: path, config: config, expectID: expectID, logger: logger) { tag in
+                writeAll("d \(tag)\n", to: answers)
+            }
         } catch {
             logger.error("\(error)")
             return .setupFailed
@@ -96,7 +113,7 @@ public enum PluginServer {
         var pending: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 512)
         while true {
-            let count = chunk.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
+            let count = chunk.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { break }
             pending.append(contentsOf: chunk[0 ..< count])
@@ -106,13 +123,16 @@ public enum PluginServer {
                 let words = line.split(separator: " ")
                 if words.first == "c" {
                     emitter.cancel()
-                } else if words.count == 3, words[0] == "e", let intensity = Double(words[1]), let ms = Int64(words[2]) {
-                    emitter.emit(intensity: intensity, duration: .milliseconds(ms))
+                } else if words.count == 4, words[0] == "e", let tag = UInt64(words[1]), let intensity = Double(words[2]),
+                          let ms = Int64(words[3]) {
+                    if emitter.emit(intensity: intensity, duration: .milliseconds(ms), tag: tag) != .accepted {
+                        writeAll("x \(tag)\n", to: answers)
+                    }
                 }
             }
         }
         emitter.cancel()
-        emitter.close()
+        emitter.close(waitingAtMost: .seconds(1))
         return .parentGone
     }
 }

@@ -171,6 +171,8 @@ public final class LiveNap: Sendable {
             pulses: (plugins?.emitters ?? []).map(EmitterSink.init), keys: keys, notes: notes,
             shutdown: {
                 await alarm.finish()
+                // Every plugin child ends with the nap, whichever way it ends.
+                await plugins?.finish()
                 await changes.value
                 noteFeed.finish()
             })

@@ -2,10 +2,13 @@ import Foundation
 import Logging
 import SnoozeFuseAudio
 import SnoozeFusePluginHost
+import SnoozeFuseSystem
 import Synchronization
 
 /// The plugin instances of one nap, each in a child process of the plugin host program (never in
-/// the nap's own process), and what they report.
+/// the nap's own process), and what they report. Every child dies with the nap: ``finish()`` ends
+/// them on every way out of a nap (its end, a cancel, SIGTERM), and each asked the kernel to kill
+/// it when the nap's process ends (a crash, SIGKILL).
 final class NapPluginInstances: Sendable {
     /// The `--source` plugin's frames, when one started.
     let stream: PluginAudioStream?
@@ -20,10 +23,24 @@ final class NapPluginInstances: Sendable {
         self.emitters = emitters
     }
 
+    /// Ends every child: emitters get a second to put their devices back, sources are killed.
+    /// Their ends are not reported (the nap is over).
+    func finish() async {
+        let instances = self
+        await BoundedCall.start(named: "snoozefuse-finish") {
+            for stream in [instances.stream, instances.sleepStream].compactMap({ $0 }) {
+                stream.close()
+                stream.child.finish(waitingAtMost: .zero)
+            }
+            for emitter in instances.emitters { emitter.finish(waitingAtMost: .seconds(1)) }
+        }.value()
+    }
+
     /// Starts each plugin instance of `configuration` in a supervised child. Unknown ids and plugins
     /// of the wrong kind are refused before the nap begins (exit 66, 64); a configuration a plugin
-    /// refuses as invalid exits 78 (each plugin judges its own, in a short-lived child). A plugin
-    /// whose child cannot start is a notice: the nap goes on without it.
+    /// refuses as invalid exits 78 (each plugin judges its own, in a short-lived child). What the
+    /// scan refused, impostors of the ids named, and a plugin whose child cannot start or whose
+    /// check ended or hung are notices: the nap goes on, and the alarm never depends on a plugin.
     static func start(_ configuration: NapConfiguration, logger: Logger,
                       notice: @escaping @Sendable (String) -> Void) throws(NapSetupError) -> NapPluginInstances {
         let requested = (configuration.source.map { [("--source", $0, PluginHostProgram.Kind.source)] } ?? [])
@@ -34,24 +51,36 @@ final class NapPluginInstances: Sendable {
             throw NapSetupError(.internalError, [PluginHostProgram.missing(PluginSearchPath.currentExecutable()).reasonText])
         }
         let registry = PluginCatalog.scan(logger: logger)
+        // Files the scan refused may be the plugins named: say so in the nap's events.
+        for problem in registry.problems where problem.id == nil {
+            notice("plugin file \(problem.error)")
+        }
         // Every instance named, found, of the right kind, with a configuration its plugin accepts.
-        var found: [String: (LoadedPlugin, PluginSpec)] = [:]
-        for (_, text, kind) in requested {
+        var found: [String: (PluginInfo, PluginSpec)] = [:]
+        for (option, text, kind) in requested {
             guard let spec = PluginSpec(parsing: text) else {
                 throw NapSetupError(.usage, ["\"\(text)\" is not a plugin: expected ID or ID:key=value,..."])
             }
             guard let plugin = registry.plugin(id: spec.id) else {
-                throw NapSetupError(.missingInput, [PluginError(path: spec.id, reason: .unknownPlugin(spec.id)).reasonText])
+                let claims = registry.problems.filter { problem in
+                    problem.id.map { $0 == spec.id || $0.hasSuffix("." + spec.id) } ?? false
+                }
+                throw NapSetupError(.missingInput, [PluginError(path: spec.id, reason: .unknownPlugin(spec.id)).reasonText]
+                    + claims.map { "\(option) \(spec.id): \($0.error)" })
             }
             let wanted: PluginKinds = kind == .emitter ? .pulseEmitter : .soundSource
-            guard plugin.info.kinds.contains(wanted) else {
-                throw NapSetupError(.usage, ["\(PluginError(path: plugin.info.path, reason: .wrongKind(id: plugin.info.id, wanted: kind == .emitter ? "pulse emitter" : "sound source")))"])
+            guard plugin.kinds.contains(wanted) else {
+                throw NapSetupError(.usage, ["\(PluginError(path: plugin.path, reason: .wrongKind(id: plugin.id, wanted: kind == .emitter ? "pulse emitter" : "sound source")))"])
+            }
+            // Impostors and shadowed copies of the id named are said at the start of every nap that names it.
+            for problem in registry.problems(claiming: plugin.id) {
+                notice("\(option) \(spec.id) is \(plugin.id) from \(plugin.path); another file claims that id: \(problem.error)")
             }
             found[text] = (plugin, spec)
         }
         try checkConfigurations(requested.compactMap { option, text, kind in
-            found[text].map { (option, $0.1, $0.0.info, kind) }
-        }, host: host)
+            found[text].map { (option, $0.1, $0.0, kind) }
+        }, host: host, notice: notice)
 
         /// A source plugin's stream from a child process; `role` names it in the notices, `instead`
         /// says what plays when it fails.
@@ -59,12 +88,13 @@ final class NapPluginInstances: Sendable {
             guard let (plugin, spec) = found[text] else { return nil }
             do {
                 let child = try PluginChildProcess(
-                    executable: host, arguments: PluginHostProgram.serveArguments(kind: .source, path: plugin.info.path, config: spec.config),
-                    info: plugin.info, role: .readsFromChild) { info, how in
+                    executable: host,
+                    arguments: PluginHostProgram.serveArguments(kind: .source, path: plugin.path, config: spec.config, expectID: plugin.id),
+                    info: plugin, role: .readsFromChild) { info, how in
                         notice("\(role) plugin \(info.id) stopped (\(how)); \(instead) (\(info.path))")
                     }
-                return PluginAudioStream(child: child, sampleRate: PluginServer.sourceRate,
-                                         channels: PluginServer.sourceChannels, underrunFill: underrunFill)
+                return PluginAudioStream(child: child, sampleRate: PluginServer.sourceRate, channels: PluginServer.sourceChannels,
+                                         underrunFill: underrunFill, role: role, report: notice)
             } catch {
                 notice("\(role): \(error); \(instead)")
                 return nil
@@ -81,9 +111,10 @@ final class NapPluginInstances: Sendable {
             guard let (plugin, spec) = found[text] else { continue }
             do {
                 let child = try PluginChildProcess(
-                    executable: host, arguments: PluginHostProgram.serveArguments(kind: .emitter, path: plugin.info.path, config: spec.config),
-                    info: plugin.info, role: .writesToChild, pipeCapacity: 4096) { info, how in
-                        notice("plugin \(info.id) stopped: \(how) (\(info.path))")
+                    executable: host,
+                    arguments: PluginHostProgram.serveArguments(kind: .emitter, path: plugin.path, config: spec.config, expectID: plugin.id),
+                    info: plugin, role: .writesToChild, pipeCapacity: 4096) { info, how in
+                        notice("plugin \(info.id) stopped: \(how) (\(info.path)); its pulses are dropped, the alarm goes on")
                     }
                 emitters.append(PluginProcessEmitter(child: child))
             } catch {
@@ -95,10 +126,10 @@ final class NapPluginInstances: Sendable {
 
     /// Checks every configuration at once, each in a short-lived child. A configuration the plugin
     /// refuses as invalid is reported (the plugin, its message naming the key, and the keys it
-    /// accepts) and ends the command (exit 78). Any other failure is left to the plugin's own
-    /// process, which reports it when the nap starts (the alarm never depends on a plugin).
+    /// accepts) and ends the command (exit 78). A check whose child ended or hung is a notice; any
+    /// other refusal is left to the plugin's own process, which reports it when the nap starts.
     private static func checkConfigurations(_ requested: [(String, PluginSpec, PluginInfo, PluginHostProgram.Kind)],
-                                            host: String) throws(NapSetupError) {
+                                            host: String, notice: @Sendable (String) -> Void) throws(NapSetupError) {
         var checks: [PluginConfigCheck] = []
         for (option, spec, info, kind) in requested {
             do {
@@ -109,8 +140,14 @@ final class NapPluginInstances: Sendable {
         }
         var lines: [String] = []
         for check in checks {
-            guard let refusal = check.wait(), refusal.isBadConfiguration else { continue }
-            lines += check.describe(refusal)
+            switch check.wait() {
+            case .starts:
+                continue
+            case .refused(let refusal):
+                if refusal.isBadConfiguration { lines += check.describe(refusal) }
+            case .noAnswer(let how):
+                notice("\(check.option) \(check.spec): checking plugin \(check.info.id) with this configuration failed: \(how); the nap goes on without depending on it (\(check.info.path))")
+            }
         }
         if !lines.isEmpty { throw NapSetupError(.badConfiguration, lines) }
     }

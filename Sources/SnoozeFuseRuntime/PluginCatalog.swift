@@ -4,11 +4,13 @@ public import SnoozeFusePluginHost
 
 /// A plugin's descriptor as the catalog lists it.
 public typealias PluginInfo = SnoozeFusePluginHost.PluginInfo
-/// One result of validating a plugin (`plugins check`).
-public typealias PluginCheckFinding = SnoozeFusePluginHost.PluginCheckFinding
+/// What `plugins check` found: every named check with its verdict.
+public typealias PluginCheckReport = SnoozeFusePluginHost.PluginCheckReport
 
 /// The plugins found on the standard search path (SPEC §6), for `plugins list|info|check` and for
-/// a nap that names plugins.
+/// a nap that names plugins. Found without loading any plugin here: the files are loaded and
+/// described by a scanner child of the plugin host program, and its results are cached (see
+/// ``PluginDiscovery``).
 public struct PluginCatalog: Sendable {
     /// A refused or skipped file.
     public struct Problem: Sendable, Hashable {
@@ -16,6 +18,8 @@ public struct PluginCatalog: Sendable {
         public var severity: String
         public var path: String
         public var message: String
+        /// The id the file claims, when the scan got that far.
+        public var id: String?
     }
 
     public let plugins: [PluginInfo]
@@ -43,15 +47,15 @@ public struct PluginCatalog: Sendable {
 
     private init(registry: PluginRegistry) {
         self.registry = registry
-        plugins = registry.plugins.map(\.info)
+        plugins = registry.plugins
         problems = registry.problems.map {
-            Problem(severity: $0.severity.rawValue, path: $0.error.path, message: $0.error.reasonText)
+            Problem(severity: $0.severity.rawValue, path: $0.error.path, message: $0.error.reasonText, id: $0.id)
         }
     }
 
     /// The plugin with this id (or its last part, e.g. `tone`).
     public func plugin(id: String) -> PluginInfo? {
-        registry.plugin(id: id)?.info
+        registry.plugin(id: id)
     }
 
     /// Whether `text` names a plugin instance: `ID` or `ID:key=value,...`.
@@ -64,19 +68,21 @@ public struct PluginCatalog: Sendable {
         PluginError(path: id, reason: .unknownPlugin(id)).reasonText
     }
 
-    /// Validates the plugin file at `path` in a child of the plugin host program.
-    public static func check(path: String, config: String) throws(NapSetupError) -> [PluginCheckFinding] {
-        do {
-            return try PluginValidation.run(path: path, config: config)
-        } catch {
-            throw NapSetupError(.internalError, [error.reasonText])
+    /// Validates the plugin file at `path`, each check in a child of the plugin host program.
+    public static func check(path: String, config: String) throws(NapSetupError) -> PluginCheckReport {
+        guard let host = PluginHostProgram.locate() else {
+            throw NapSetupError(.internalError, [PluginHostProgram.missing(PluginSearchPath.currentExecutable()).reasonText])
         }
+        return PluginValidation.run(path: path, config: config, host: host)
     }
 
-    /// The registry for the standard search path.
+    /// The registry for the standard search path, from the scan cache of this user
+    /// (`$XDG_CACHE_HOME/snoozefuse/plugins.json`) and a scanner child for what it does not know.
     static func scan(logger: Logger) -> PluginRegistry {
-        let path = PluginSearchPath.standard(environment: ProcessInfo.processInfo.environment,
-                                             executablePath: PluginSearchPath.currentExecutable())
-        return PluginDiscovery(searchPath: path, logger: logger).scan()
+        let environment = ProcessInfo.processInfo.environment
+        let executable = PluginSearchPath.currentExecutable()
+        return PluginDiscovery(searchPath: PluginSearchPath.standard(environment: environment, executablePath: executable),
+                               host: PluginHostProgram.locate(executablePath: executable),
+                               cache: PluginScanCache.standard(environment: environment), logger: logger).scan()
     }
 }

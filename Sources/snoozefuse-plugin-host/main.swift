@@ -1,15 +1,19 @@
 // snoozefuse-plugin-host: the only program that loads plugins. `snoozefuse` starts it as a child:
 //
-//   snoozefuse-plugin-host serve source|emitter PATH [--check-only] -- CONFIG
+//   snoozefuse-plugin-host serve source|emitter PATH [--expect-id ID] [--check-only] -- CONFIG
 //       one instance of the plugin at PATH: a source renders float frames to standard output, an
-//       emitter reads pulse commands (`e INTENSITY MS`, `c`) from standard input; it ends when the
-//       parent goes away. With --check-only it starts the instance, frees it, and prints why it
-//       would not start (one JSON object), if it would not.
-//   snoozefuse-plugin-host check PATH -- CONFIG
-//       validates the plugin at PATH, one JSON finding per line, flushed as it goes (a crash keeps
-//       the findings before it).
+//       emitter reads pulse commands (`e TAG INTENSITY MS`, `c`) from standard input and answers
+//       each pulse on standard output (`d TAG` done, `x TAG` dropped); it ends when the parent goes
+//       away. With --expect-id it refuses a file that no longer holds that plugin. With
+//       --check-only it starts the instance, frees it, and prints one JSON answer.
+//   snoozefuse-plugin-host scan -- PATH...
+//       loads and describes each file, one JSON line per file (after a `ready` line).
+//   snoozefuse-plugin-host check NAME PATH -- CONFIG
+//       runs one check of the validator, one JSON message per line, flushed as it goes.
 //
-// The configuration comes after `--`, as data: it is never read as an option.
+// Every command takes --parent-pid PID: the program asks the kernel to kill it when that process
+// ends. What follows `--` is data (the configuration, the files): it is never read as an option.
+// Standard output is kept for the protocol: the plugin's own prints go to standard error.
 import Foundation
 import Logging
 import SnoozeFusePluginHost
@@ -19,54 +23,52 @@ func logger(level: Logger.Level) -> Logger {
     lineLogger(level) { FileHandle.standardError.write(Data("snoozefuse: \($0)\n".utf8)) }
 }
 
-func writeLine(_ text: String) {
-    FileHandle.standardOutput.write(Data((text + "\n").utf8))
-}
-
 func usage() -> Never {
     FileHandle.standardError.write(Data("""
-        usage: \(PluginHostProgram.name) serve source|emitter PATH [--check-only] -- CONFIG
-               \(PluginHostProgram.name) check PATH -- CONFIG
+        usage: \(PluginHostProgram.name) serve source|emitter PATH [--expect-id ID] [--check-only] [--parent-pid PID] -- CONFIG
+               \(PluginHostProgram.name) scan [--parent-pid PID] -- PATH...
+               \(PluginHostProgram.name) check NAME PATH [--parent-pid PID] -- CONFIG
         (started by snoozefuse; see PLUGINS.md)
 
         """.utf8))
     exit(64)
 }
 
-// Options before `--`; everything after it is the plugin's configuration.
-let all = Array(CommandLine.arguments.dropFirst())
-let separator = all.firstIndex(of: "--") ?? all.count
-let words = Array(all[..<separator])
-let config = all[min(separator + 1, all.count)...].joined(separator: " ")
-// The parent may already be gone (a pipe that broke): end quietly rather than die of SIGPIPE.
+guard let command = PluginHostCommand(Array(CommandLine.arguments.dropFirst())) else { usage() }
+// The parent may already be gone: then nobody wants what this would do.
+if let parent = command.parent, !PluginHostProcess.dieWithParent(parent) { exit(PluginServer.Status.parentGone.rawValue) }
+// A pipe that broke (the parent is gone) must end this quietly rather than by SIGPIPE.
 signal(SIGPIPE, SIG_IGN)
+let output = PluginHostProcess.takeStandardOutput()
 
-switch words.first {
-case "serve":
-    guard words.count >= 3, let kind = PluginHostProgram.Kind(rawValue: words[1]),
-          words.dropFirst(3).allSatisfy({ $0 == "--check-only" }) else { usage() }
-    let path = words[2]
-    if words.contains("--check-only") {
-        let error = PluginServer.checkStart(emitter: kind == .emitter, path: path, config: config, logger: logger(level: .critical))
-        if let error, let data = try? JSONEncoder().encode(PluginStartRefusal(error)) {
-            writeLine(String(decoding: data, as: UTF8.self))
+switch command.action {
+case .serve(let kind, let path, let config, let expectID, let checkOnly):
+    if checkOnly {
+        let error = PluginServer.checkStart(emitter: kind == .emitter, path: path, config: config, expectID: expectID,
+                                            logger: logger(level: .critical))
+        if let data = try? JSONEncoder().encode(PluginStartAnswer(error)) {
+            PluginHostProcess.send(String(decoding: data, as: UTF8.self), to: output)
         }
         exit(0)
     }
     let status = switch kind {
-    case .source: PluginServer.serveSource(path: path, config: config, logger: logger(level: .warning))
-    case .emitter: PluginServer.serveEmitter(path: path, config: config, logger: logger(level: .warning))
+    case .source:
+        PluginServer.serveSource(path: path, config: config, expectID: expectID, output: output, logger: logger(level: .warning))
+    case .emitter:
+        PluginServer.serveEmitter(path: path, config: config, expectID: expectID, input: PluginHostProcess.takeStandardInput(),
+                                  answers: output, logger: logger(level: .warning))
     }
     exit(status.rawValue)
-case "check":
-    guard words.count == 2 else { usage() }
+case .scan(let paths):
+    PluginScanner.serve(paths: paths, output: output, logger: logger(level: .critical))
+    exit(0)
+case .check(let name, let path, let config):
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-    PluginCheck.run(path: words[1], config: config, logger: logger(level: .error)) { finding in
-        if let data = try? encoder.encode(finding) { writeLine(String(decoding: data, as: UTF8.self)) }
+    PluginCheck.run(name, path: path, config: config, probe: SeccompRenderProbe(), logger: logger(level: .error)) { message in
+        if let data = try? encoder.encode(message) { PluginHostProcess.send(String(decoding: data, as: UTF8.self), to: output) }
     }
-    // The plugin's threads may be stuck (a blocking emitter): end without waiting for them.
+    // Plugin threads may be stuck (a blocking emitter): end without waiting for them. `exit` runs
+    // the plugin's destructors; the parent fails the check if they crash.
     exit(0)
-default:
-    usage()
 }

@@ -8,8 +8,12 @@ struct Plugins: AsyncParsableCommand {
         discussion: """
         Plugins are shared libraries (*.so) found, first id wins, in: each folder of \
         SNOOZEFUSE_PLUGIN_PATH (colon-separated), $XDG_DATA_HOME/snoozefuse/plugins, \
-        PREFIX/lib/snoozefuse/plugins, and the build folder when run from a checkout. Files or \
-        folders writable by other users are refused. See PLUGINS.md to write one.
+        PREFIX/lib/snoozefuse/plugins, and the build folder when run from a checkout. A file is \
+        refused when it or a folder above it may be written by other users or belongs to someone \
+        else than you or root, when loading it crashes, ends or hangs its scanner process, or when \
+        it takes an id of the reserved prefix org.snoozefuse. outside the install. Files are loaded \
+        in a scanner process, never in snoozefuse, and what it found is cached in \
+        $XDG_CACHE_HOME/snoozefuse/plugins.json until a file changes. See PLUGINS.md to write one.
         """,
         subcommands: [PluginsList.self, PluginsInfo.self, PluginsCheck.self]
     )
@@ -32,10 +36,10 @@ struct PluginsList: AsyncParsableCommand {
             struct Listing: Encodable {
                 var plugins: [PluginJSON]
                 var problems: [Problem]
-                struct Problem: Encodable { var severity: String; var path: String; var message: String }
+                struct Problem: Encodable { var severity: String; var path: String; var message: String; var id: String? }
             }
             let listing = Listing(plugins: registry.plugins.map(PluginJSON.init), problems: registry.problems.map {
-                .init(severity: $0.severity, path: $0.path, message: $0.message)
+                .init(severity: $0.severity, path: $0.path, message: $0.message, id: $0.id)
             })
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -93,8 +97,16 @@ struct PluginsInfo: AsyncParsableCommand {
 struct PluginsCheck: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check",
-        abstract: "Validate a plugin file in a separate process: ABI, instances, render, emit.",
-        discussion: "Exit status 0 when every check passes, 65 when any problem is found (a crash included)."
+        abstract: "Validate a plugin file: every check in a process of its own, each step with a time limit.",
+        discussion: """
+        The checks: file (permissions and owners up to /), load (2 s), id, then for a sound source \
+        source-create (create and activate, 1 s), source-render-48000-stereo and \
+        source-render-44100-mono (10 s of audio within 1 s), source-realtime (every system call and \
+        malloc of render), and for a pulse emitter emitter-create (1 s) and emitter-emit (each pulse \
+        within 1 s). A check whose process crashes, ends or overruns its time limit fails. A plugin \
+        that needs a configuration (or a device missing here) is skipped, saying what it needs: give \
+        it with --config. Exit status 0 when no check fails, 65 otherwise.
+        """
     )
 
     @Argument(help: ArgumentHelp("The plugin file (*.so).", valueName: "path"))
@@ -103,28 +115,30 @@ struct PluginsCheck: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Configuration handed to the instances (key=value,...).", valueName: "config"))
     var config: String = ""
 
-    @Flag(help: "One JSON object per finding.")
+    @Flag(help: "One JSON object: every check with its verdict, and the counts.")
     var json = false
 
     func run() async throws {
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
-        let findings: [PluginCheckFinding]
+        let report: PluginCheckReport
         do throws(NapSetupError) {
-            findings = try PluginCatalog.check(path: absolute, config: config)
+            report = try PluginCatalog.check(path: absolute, config: config)
         } catch {
             throw ExitStatus.reporting(error)
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        if !json { writeLine("checking \(absolute)", to: STDOUT_FILENO) }
-        for finding in findings {
-            writeLine(json ? String(decoding: try encoder.encode(finding), as: UTF8.self) : finding.description, to: STDOUT_FILENO)
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            writeLine(String(decoding: try encoder.encode(report.json), as: UTF8.self), to: STDOUT_FILENO)
+        } else {
+            writeLine("checking \(absolute)", to: STDOUT_FILENO)
+            for check in report.checks { writeLine(check.description, to: STDOUT_FILENO) }
+            let failed = report.count(.fail), skipped = report.count(.skip), warnings = report.count(.warning)
+            let extras = [skipped > 0 ? "\(skipped) skipped" : nil, warnings > 0 ? "\(warnings) with a warning" : nil].compactMap { $0 }
+            let tail = extras.isEmpty ? "" : " (\(extras.joined(separator: ", ")))"
+            writeLine(failed == 0 ? "\(absolute): all \(report.checks.count) checks passed\(tail)"
+                                  : "\(absolute): \(failed) problem\(failed == 1 ? "" : "s")\(tail)", to: STDOUT_FILENO)
         }
-        let problems = findings.filter { $0.verdict == .problem }.count
-        if !json {
-            writeLine(problems == 0 ? "\(absolute): all \(findings.count) checks passed"
-                                    : "\(absolute): \(problems) problem\(problems == 1 ? "" : "s")", to: STDOUT_FILENO)
-        }
-        if problems > 0 { throw ExitStatus.badData }
+        if !report.passed { throw ExitStatus.badData }
     }
 }

@@ -76,10 +76,10 @@ struct PluginHostTests {
         let registry = PluginDiscovery(searchPath: [
             PluginSearchPath(folder: first.path, origin: .environment),
             PluginSearchPath(folder: second.path, origin: .environment),
-        ], logger: log.logger).scan()
+        ], host: hostProgram, cache: nil, logger: log.logger).scan()
 
-        #expect(registry.plugins.map(\.info.id) == ["org.test.plugin", "org.test.other"])
-        #expect(registry.plugin(id: "org.test.plugin")?.info.path == winner)
+        #expect(registry.plugins.map(\.id) == ["org.test.plugin", "org.test.other"])
+        #expect(registry.plugin(id: "org.test.plugin")?.path == winner)
         #expect(registry.problems.count == 3)
         let duplicate = try #require(registry.problems.first { $0.severity == .warning })
         #expect(duplicate.error.path == loser)
@@ -93,8 +93,8 @@ struct PluginHostTests {
         defer { folder.cleanUp() }
         let path = try folder.buildC("open.so")
         chmod(path, 0o666)
-        var registry = PluginRegistry()
-        registry.load(path: path, logger: LogRecorder().logger)
+        let registry = PluginDiscovery(searchPath: [PluginSearchPath(folder: folder.path, origin: .environment)],
+                                       host: hostProgram, cache: nil, logger: LogRecorder().logger).scan()
         #expect(registry.plugins.isEmpty)
         let problem = try #require(registry.problems.first)
         #expect(problem.error.reason == .writableByOthers(path: path, mode: UInt32(S_IFREG) | 0o666))
@@ -107,7 +107,7 @@ struct PluginHostTests {
         try folder.buildC("fine.so")
         chmod(folder.path, 0o777)
         let registry = PluginDiscovery(searchPath: [PluginSearchPath(folder: folder.path, origin: .environment)],
-                                       logger: LogRecorder().logger).scan()
+                                       host: hostProgram, cache: nil, logger: LogRecorder().logger).scan()
         #expect(registry.plugins.isEmpty)
         let problem = try #require(registry.problems.first)
         guard case .writableByOthers(let where_, _) = problem.error.reason else {

@@ -8,6 +8,9 @@ let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
 let abiInclude = repositoryRoot.appendingPathComponent("Sources/SnoozeFusePluginABI/include").path
 let testPluginSource = repositoryRoot.appendingPathComponent("Tests/SnoozeFusePluginTests/Fixtures/test_plugin.c").path
 
+/// The built plugin host program (the only program that loads plugins).
+let hostProgram = BuiltProducts.executable(PluginHostProgram.name).path
+
 /// A private folder (0700) for plugins built by one test, removed by `cleanUp`.
 struct PluginFolder {
     let path: String

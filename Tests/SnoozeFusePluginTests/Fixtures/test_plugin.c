@@ -9,13 +9,36 @@
  *   EMITTER                also a pulse emitter
  *   EMIT_BLOCK_MS=N        emit sleeps N ms
  *   EMIT_CRASH             emit dereferences NULL
- *   FEATURES=BITS          the descriptor's features (default 0) */
+ *   FEATURES=BITS          the descriptor's features (default 0)
+ * and the attacks the host must survive:
+ *   CTOR_EXIT              a constructor calls _exit(0) while the library loads
+ *   CTOR_CRASH             a constructor dereferences NULL while the library loads
+ *   ENTRY_HANG             snoozefuse_plugin_entry never returns
+ *   RENDER_LOOP            render never returns (it spins)
+ *   RENDER_SLEEP_MS=N      each render call sleeps N ms
+ *   RENDER_WRITE           render writes to standard error (a system call)
+ *   RENDER_MALLOC          render allocates and frees through malloc
+ *   ACTIVATE_EXIT          activate calls exit(0)
+ *   CREATE_EXIT            create_pulse_emitter calls exit(0) */
 #define _GNU_SOURCE
 #include "snoozefuse_plugin.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
+
+#ifdef CTOR_EXIT
+__attribute__((constructor)) static void end_the_process(void) { _exit(0); }
+#endif
+#ifdef CTOR_CRASH
+/* Through a volatile pointer: a constant NULL store is undefined behaviour the compiler may drop. */
+static int *volatile nowhere;
+__attribute__((constructor)) static void crash_the_process(void) { *nowhere = 1; }
+#endif
+#ifdef RENDER_MALLOC
+static void *volatile allocated;
+#endif
 
 #ifndef PLUGIN_ID
 #define PLUGIN_ID "org.test.plugin"
@@ -34,12 +57,29 @@ typedef struct state {
 static snoozefuse_status activate(snoozefuse_sound_source *self, uint32_t rate, uint32_t channels, uint32_t max_frames,
                                   const char *config, char *message, uint32_t capacity) {
     (void)rate; (void)max_frames; (void)config; (void)message; (void)capacity;
+#ifdef ACTIVATE_EXIT
+    exit(0);
+#endif
     ((state *)self->plugin_data)->channels = channels;
     return SNOOZEFUSE_STATUS_OK;
 }
 
 static snoozefuse_status render(snoozefuse_sound_source *self, float *out, uint32_t frames) {
     state *s = self->plugin_data;
+#ifdef RENDER_LOOP
+    for (volatile unsigned long spin = 0;; spin++) {}
+#endif
+#ifdef RENDER_SLEEP_MS
+    struct timespec nap = {RENDER_SLEEP_MS / 1000, (RENDER_SLEEP_MS % 1000) * 1000000L};
+    nanosleep(&nap, NULL);
+#endif
+#ifdef RENDER_WRITE
+    if (write(2, "", 0) < 0) return SNOOZEFUSE_STATUS_FAILED;
+#endif
+#ifdef RENDER_MALLOC
+    allocated = malloc(64);
+    free(allocated);
+#endif
 #ifdef RENDER_ERROR
     (void)out; (void)frames; (void)s;
     return SNOOZEFUSE_STATUS_FAILED;
@@ -98,6 +138,9 @@ static void destroy_emitter(snoozefuse_pulse_emitter *self) { free(self); }
 static snoozefuse_status create_emitter(const snoozefuse_host *host, const char *config, snoozefuse_pulse_emitter **out,
                                         char *message, uint32_t capacity) {
     (void)host; (void)config; (void)message; (void)capacity;
+#ifdef CREATE_EXIT
+    exit(0);
+#endif
     snoozefuse_pulse_emitter *e = calloc(1, sizeof *e);
     e->struct_size = sizeof *e;
     e->emit = emit;
@@ -134,5 +177,10 @@ static const snoozefuse_plugin_descriptor descriptor = {
 #ifdef NO_ENTRY
 SNOOZEFUSE_PLUGIN_EXPORT const snoozefuse_plugin_descriptor *some_other_function(void) { return &descriptor; }
 #else
-SNOOZEFUSE_PLUGIN_EXPORT const snoozefuse_plugin_descriptor *snoozefuse_plugin_entry(void) { return &descriptor; }
+SNOOZEFUSE_PLUGIN_EXPORT const snoozefuse_plugin_descriptor *snoozefuse_plugin_entry(void) {
+#ifdef ENTRY_HANG
+    for (;;) sleep(1);
+#endif
+    return &descriptor;
+}
 #endif
