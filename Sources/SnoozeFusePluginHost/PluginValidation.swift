@@ -171,7 +171,8 @@ public enum PluginValidation {
                 }
                 if let next = message.phase {
                     phase = next
-                    deadline = BootInstant.now.advanced(by: next.limit + (next == .render ? grace : .zero))
+                    // A step the child times itself (render, emit) gets room to say so before it is killed.
+                    deadline = BootInstant.now.advanced(by: next.limit + (next == .render || next == .emit ? grace : .zero))
                 }
                 if let note = message.note { details.append(note) }
                 if let frames = message.rendered { rendered = frames }

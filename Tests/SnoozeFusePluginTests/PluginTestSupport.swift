@@ -80,3 +80,79 @@ final class LogRecorder: @unchecked Sendable {
         }
     }
 }
+
+/// An environment for running snoozefuse over the plugins of `folder` (on SNOOZEFUSE_PLUGIN_PATH),
+/// with a scan cache of its own in `cache` (a fresh one starts cold).
+func pluginEnvironment(_ folder: PluginFolder, cache: TemporaryFolder) -> [String: String] {
+    var environment = ProcessInfo.processInfo.environment
+    environment["SNOOZEFUSE_PLUGIN_PATH"] = folder.path
+    environment["XDG_CACHE_HOME"] = cache.url.path
+    return environment
+}
+
+/// The processes whose command line mentions `text`, from every /proc/PID/cmdline (a plugin's
+/// child names its file: the scanner, a serving or a checking child), as `PID command line`.
+func processes(mentioning text: String) -> [String] {
+    let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+    return entries.compactMap { entry -> String? in
+        guard Int32(entry) != nil, Int32(entry) != getpid(),
+              let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline"), !data.isEmpty else { return nil }
+        let command = String(decoding: data.map { $0 == 0 ? UInt8(ascii: " ") : $0 }, as: UTF8.self)
+        return command.contains(text) ? "\(entry) \(command)" : nil
+    }
+}
+
+/// The children of `pid`, as `pgrep -P` lists them.
+func children(of pid: Int32) throws -> [String] {
+    try runMergingOutput("/usr/bin/env", ["pgrep", "-a", "-P", "\(pid)"]).output.split(separator: "\n").map(String.init)
+}
+
+/// The JSON objects of a program's output, one a line (other lines are left out).
+func jsonLines(_ output: String) -> [[String: Any]] {
+    output.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+}
+
+/// Seconds of CLOCK_BOOTTIME that `body` took.
+func secondsTaken<T>(_ body: () throws -> T) rethrows -> (T, Double) {
+    let start = ContinuousClock.now
+    let value = try body()
+    let taken = start.duration(to: .now)
+    return (value, Double(taken.components.seconds) + Double(taken.components.attoseconds) / 1e18)
+}
+
+/// A program run to its end while its children were watched.
+struct WatchedRun {
+    var status: Int32
+    var output: String
+    /// The command lines of every child `pgrep -P` saw while it ran.
+    var childrenSeen: Set<String>
+    /// How long it ran, in seconds.
+    var seconds: Double
+}
+
+/// Runs `executable arguments…` (its nap state its own, output and errors merged) to its end,
+/// listing its children with `pgrep -P` every 200 ms meanwhile. Killed after `limit` seconds (a
+/// guard against a hang: the test then fails on its status).
+func runWatchingChildren(_ executable: String, _ arguments: [String], environment: [String: String],
+                         limit: Double = 120) throws -> WatchedRun {
+    let (environment, state) = try isolatingNapState(environment)
+    let scratch = try TemporaryFolder(prefix: "snoozefuse-watched")
+    let log = scratch.path("output")
+    let ((status, seen), seconds) = try secondsTaken { () throws -> (Int32, Set<String>) in
+        let process = try BackgroundProcess(URL(fileURLWithPath: executable), arguments, environment: environment,
+                                            standardOutput: log, standardError: log)
+        var seen = Set<String>()
+        let start = ContinuousClock.now
+        while process.isRunning {
+            for line in try children(of: process.pid) {
+                seen.insert(String(line.drop { $0 != " " }.dropFirst()))
+            }
+            if start.duration(to: .now) > .seconds(limit) { process.signal(SIGKILL) }
+            usleep(200_000)
+        }
+        return (process.wait(), seen)
+    }
+    withExtendedLifetime(state) {}
+    let output = String(decoding: FileManager.default.contents(atPath: log) ?? Data(), as: UTF8.self)
+    return WatchedRun(status: status, output: output, childrenSeen: seen, seconds: seconds)
+}

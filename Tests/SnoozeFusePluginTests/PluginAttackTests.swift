@@ -1,0 +1,208 @@
+import Foundation
+import SnoozeFusePluginHost
+import SnoozeFuseTestSupport
+import Testing
+
+/// A test plugin for each way a plugin can attack its host (issue 12): `plugins list` and `plugins
+/// check` finish within their limits with a precise verdict, a nap naming any plugin (the attacker
+/// included) still rings its alarm at its deadline with the problem in its events, and no plugin
+/// process is left afterwards (`pgrep -P` while it runs, /proc after).
+@Suite("Plugin attacks: list, check and nap survive each", .serialized)
+struct PluginAttackTests {
+    let snoozefuse = BuiltProducts.executable("snoozefuse").path
+
+    /// The attackers: a file name, the test plugin's defines, and its id.
+    struct Attacker: Sendable, CustomTestStringConvertible {
+        var name: String
+        var defines: [String]
+        var id: String { name == "impostor" ? "org.snoozefuse.tone" : "org.test.\(name)" }
+        var testDescription: String { name }
+
+        static let constructorExits = Attacker(name: "ctor-exit", defines: ["CTOR_EXIT"])
+        static let constructorCrashes = Attacker(name: "ctor-crash", defines: ["CTOR_CRASH"])
+        static let entryHangs = Attacker(name: "entry-hang", defines: ["ENTRY_HANG"])
+        static let renderLoops = Attacker(name: "render-loop", defines: ["RENDER_LOOP"])
+        static let renderSleeps = Attacker(name: "render-sleep", defines: ["RENDER_SLEEP_MS=5000"])
+        static let activateExits = Attacker(name: "activate-exit", defines: ["ACTIVATE_EXIT"])
+        static let createExits = Attacker(name: "create-exit", defines: ["EMITTER", "CREATE_EXIT"])
+        static let emitHangs = Attacker(name: "emit-hang", defines: ["EMITTER", "EMIT_BLOCK_MS=30000"])
+        static let impostor = Attacker(name: "impostor", defines: [])
+
+        static let all: [Attacker] = [
+            constructorExits, constructorCrashes, entryHangs, renderLoops, renderSleeps, activateExits, createExits, emitHangs, impostor,
+        ]
+    }
+
+    /// Builds `attackers` into `folder`; returns each one's path.
+    @discardableResult
+    func build(_ attackers: [Attacker], in folder: PluginFolder) throws -> [String: String] {
+        var paths: [String: String] = [:]
+        for attacker in attackers {
+            paths[attacker.name] = try folder.buildC("\(attacker.name).so", defines: attacker.defines + ["PLUGIN_ID=\"\(attacker.id)\""])
+        }
+        return paths
+    }
+
+    /// No process mentions the folder any more (the scanner, serving and checking children name their file).
+    func expectNoPluginProcessLeft(_ folder: PluginFolder, _ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(processes(mentioning: folder.path).isEmpty, "left after \(what): \(processes(mentioning: folder.path))",
+                sourceLocation: sourceLocation)
+    }
+
+    @Test func listRefusesEveryAttackerWithItsReasonWithinTheLoadLimit() throws {
+        let folder = try PluginFolder()
+        defer { folder.cleanUp() }
+        let cache = try TemporaryFolder()
+        let paths = try build(Attacker.all, in: folder)
+        let run = try runWatchingChildren(snoozefuse, ["plugins", "list", "--json"], environment: pluginEnvironment(folder, cache: cache))
+        #expect(run.status == 0, "\(run.output)")
+        // One file hangs: 2 s for it; the rest is quick. Generous room for a busy machine.
+        #expect(run.seconds < 12, "plugins list took \(run.seconds) s")
+        #expect(run.childrenSeen.allSatisfy { $0.contains(PluginHostProgram.name + " scan") }, "\(run.childrenSeen)")
+        let listing = try #require(try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any], "\(run.output)")
+        let problems = try #require(listing["problems"] as? [[String: Any]])
+        func problem(_ attacker: Attacker) -> String? {
+            problems.first { $0["path"] as? String == paths[attacker.name] }?["message"] as? String
+        }
+        #expect(problem(.constructorExits)?.contains("loading it ended the process that loaded it (exited with status 0)") == true, "\(problems)")
+        #expect(problem(.constructorCrashes)?.contains("loading it ended the process that loaded it (killed by signal 11") == true, "\(problems)")
+        #expect(problem(.entryHangs)?.contains("loading it did not finish within 2000 ms") == true, "\(problems)")
+        #expect(problem(.impostor)?.contains("its id org.snoozefuse.tone uses the prefix org.snoozefuse., which is reserved") == true, "\(problems)")
+        let plugins = try #require(listing["plugins"] as? [[String: Any]])
+        // The attacks that wait for an instance load fine; the real tone is the one listed.
+        for attacker in [Attacker.renderLoops, .renderSleeps, .activateExits, .createExits, .emitHangs] {
+            #expect(plugins.contains { $0["id"] as? String == attacker.id }, "\(attacker.name): \(plugins)")
+        }
+        #expect(plugins.first { $0["id"] as? String == "org.snoozefuse.tone" }?["path"] as? String != paths["impostor"])
+        expectNoPluginProcessLeft(folder, "plugins list")
+    }
+
+    /// Each attack, a check it fails and how it says so, and how many checks fail in all (a render
+    /// that never returns fails both render checks and the watched one; the impostor only warns:
+    /// the file itself is fine, it is refused only when installed).
+    static let checkVerdicts: [(Attacker, String, PluginCheckVerdict, String, Int)] = [
+        (.constructorExits, "load", .fail, "the checking process ended while loading it (dlopen, its constructors, snoozefuse_plugin_entry): exited with status 0", 1),
+        (.constructorCrashes, "load", .fail, "the plugin crashed the checking process: killed by signal 11", 1),
+        (.entryHangs, "load", .fail, "loading it did not finish within 2000 ms (killed)", 1),
+        (.renderLoops, "source-render-48000-stereo", .fail, "10 s of audio were not rendered within 1000 ms (killed after 0 frames)", 3),
+        (.renderSleeps, "source-render-44100-mono", .fail, "10 s of audio were not rendered within 1000 ms (killed after 0 frames)", 3),
+        (.activateExits, "source-create", .fail, "the checking process ended while creating and activating the instance: exited with status 0", 1),
+        (.createExits, "emitter-create", .fail, "the checking process ended while creating and activating the instance: exited with status 0", 1),
+        (.emitHangs, "emitter-emit", .fail, "did not return within 1000 ms", 1),
+        (.impostor, "id", .warning, "its id org.snoozefuse.tone uses the prefix org.snoozefuse., which is reserved", 0),
+    ]
+
+    @Test(arguments: checkVerdicts.indices)
+    func checkFailsTheRightCheckWithinItsLimits(_ index: Int) throws {
+        let (attacker, name, verdict, text, failures) = Self.checkVerdicts[index]
+        let folder = try PluginFolder()
+        defer { folder.cleanUp() }
+        let path = try #require(try build([attacker], in: folder)[attacker.name])
+        let run = try runWatchingChildren(snoozefuse, ["plugins", "check", path, "--json"], environment: ProcessInfo.processInfo.environment)
+        #expect(run.status == (verdict == .fail ? 65 : 0), "\(attacker.name): \(run.output)")
+        // Every check of a source stops within its steps' limits: at most four children, each
+        // killed within 2 s + 1 s + 1 s of its start. Generous room for a busy machine.
+        #expect(run.seconds < 30, "\(attacker.name): plugins check took \(run.seconds) s")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any], "\(run.output)")
+        let checks = try #require(report["checks"] as? [[String: Any]])
+        let check = try #require(checks.first { $0["name"] as? String == name }, "\(attacker.name): no check \(name) in \(run.output)")
+        #expect(check["verdict"] as? String == verdict.rawValue, "\(attacker.name): \(check)")
+        #expect((check["summary"] as? String)?.contains(text) == true, "\(attacker.name): \(check)")
+        #expect(report["failed"] as? Int == failures, "\(attacker.name): \(run.output)")
+        #expect(run.childrenSeen.allSatisfy { $0.contains(PluginHostProgram.name + " check") }, "\(run.childrenSeen)")
+        expectNoPluginProcessLeft(folder, "plugins check \(attacker.name)")
+    }
+
+    /// A short nap on the null device: the alarm at 1 s, ringing for `ring` seconds.
+    func nap(_ plugins: [String], folder: PluginFolder, ring: Int = 4) throws -> (run: WatchedRun, events: [[String: Any]]) {
+        let cache = try TemporaryFolder()
+        let run = try runWatchingChildren(snoozefuse, [
+            "nap", "--no-hold", "--preset", "quick-test", "--release", "0", "--nap", "1", "--ring-limit", "\(ring)",
+            "--device", "null", "--events", "jsonl", "--quiet",
+        ] + plugins, environment: pluginEnvironment(folder, cache: cache))
+        return (run, jsonLines(run.output))
+    }
+
+    /// The nap rang at its deadline (1 s after the start) and rang until its limit.
+    func expectRangAtTheDeadline(_ events: [[String: Any]], _ output: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        let ringing = events.first { $0["event"] as? String == "phase" && $0["phase"] as? String == "ringing" }
+        #expect(ringing?["t"] as? Double == 1, "\(output)", sourceLocation: sourceLocation)
+        let alarm = events.first { $0["event"] as? String == "alarm" }
+        #expect((alarm?["lateness_ms"] as? Double).map { $0 < 500 } == true, "\(output)", sourceLocation: sourceLocation)
+        #expect(events.last?["outcome"] as? String == "ring_limit", "\(output)", sourceLocation: sourceLocation)
+    }
+
+    func warnings(_ events: [[String: Any]]) -> [String] {
+        events.filter { $0["event"] as? String == "warning" }.compactMap { $0["message"] as? String }
+    }
+
+    @Test func aNapNamingBuiltInsRingsWhileAttackersThatBreakLoadingAreInstalled() throws {
+        let folder = try PluginFolder()
+        defer { folder.cleanUp() }
+        let paths = try build([.constructorExits, .constructorCrashes, .entryHangs, .impostor], in: folder)
+        let (run, events) = try nap(["--source", "tone", "--sleep-sound", "noise"], folder: folder, ring: 2)
+        #expect(run.status == 0, "\(run.output)")
+        expectRangAtTheDeadline(events, run.output)
+        let said = warnings(events)
+        for (name, reason) in [("ctor-exit", "exited with status 0"), ("ctor-crash", "killed by signal 11"),
+                               ("entry-hang", "did not finish within 2000 ms")] {
+            let path = try #require(paths[name])
+            #expect(said.contains { $0.contains(path) && $0.contains(reason) }, "\(name): \(said)")
+        }
+        // --source tone is the built-in; the impostor of its id is named.
+        #expect(said.contains { $0.contains("--source tone is org.snoozefuse.tone from") && $0.contains(paths["impostor"]!) && $0.contains("reserved") },
+                "\(said)")
+        #expect(run.childrenSeen.contains { $0.contains("serve source") && $0.contains("libsnoozefuse-tone.so") }, "\(run.childrenSeen)")
+        #expect(!run.childrenSeen.contains { $0.contains("serve") && $0.contains(folder.path) }, "\(run.childrenSeen)")
+        expectNoPluginProcessLeft(folder, "the nap")
+    }
+
+    @Test(arguments: [Attacker.renderLoops, .renderSleeps])
+    func aSourceWhoseRenderStopsIsReportedHungKilledAndReplacedByTheBuiltInTone(_ attacker: Attacker) throws {
+        let folder = try PluginFolder()
+        defer { folder.cleanUp() }
+        try build([attacker], in: folder)
+        let (run, events) = try nap(["--source", attacker.id], folder: folder)
+        #expect(run.status == 0, "\(run.output)")
+        expectRangAtTheDeadline(events, run.output)
+        let hung = try #require(warnings(events).first { $0.contains("sound-source plugin \(attacker.id) stopped (hung:") }, "\(run.output)")
+        #expect(hung.contains("killed"), "\(hung)")
+        #expect(hung.contains("the alarm plays the built-in tone instead"), "\(hung)")
+        // The frames the host filled are counted: about the budget's second at 48 kHz.
+        let filled = try #require(hung.firstMatch(of: /\((\d+) frames, [0-9.]+ s, were filled with the built-in tone\)/), "\(hung)")
+        #expect(Int(filled.1).map { $0 >= 24_000 } == true, "\(hung)")
+        #expect(run.childrenSeen.contains { $0.contains("serve source") && $0.contains(folder.path) }, "\(run.childrenSeen)")
+        expectNoPluginProcessLeft(folder, "the nap")
+    }
+
+    @Test func instancesThatEndTheProcessWhenCreatedAreReportedAndTheNapRings() throws {
+        let folder = try PluginFolder()
+        defer { folder.cleanUp() }
+        try build([.activateExits, .createExits], in: folder)
+        let (run, events) = try nap(["--source", Attacker.activateExits.id, "--emitter", Attacker.createExits.id], folder: folder, ring: 2)
+        #expect(run.status == 0, "\(run.output)")
+        expectRangAtTheDeadline(events, run.output)
+        let said = warnings(events)
+        for attacker in [Attacker.activateExits, .createExits] {
+            #expect(said.contains { $0.contains("checking plugin \(attacker.id) with this configuration failed")
+                && $0.contains("its process ended before it answered (exited with status 0)") }, "\(attacker.name): \(said)")
+        }
+        #expect(said.contains { $0.contains("sound-source plugin \(Attacker.activateExits.id) stopped (exited with status 0)") }, "\(said)")
+        #expect(said.contains { $0.contains("plugin \(Attacker.createExits.id) stopped: exited with status 0") }, "\(said)")
+        expectNoPluginProcessLeft(folder, "the nap")
+    }
+
+    @Test func anEmitterWhoseEmitNeverReturnsIsReportedHungAndKilled() throws {
+        let folder = try PluginFolder()
+        defer { folder.cleanUp() }
+        try build([.emitHangs], in: folder)
+        // Its first pulse is due back 3 s (start-up) + 0.25 s + 1 s after the start: ring past that.
+        let (run, events) = try nap(["--emitter", Attacker.emitHangs.id], folder: folder, ring: 6)
+        #expect(run.status == 0, "\(run.output)")
+        expectRangAtTheDeadline(events, run.output)
+        let hung = try #require(warnings(events).first { $0.contains("plugin \(Attacker.emitHangs.id) stopped: hung:") }, "\(run.output)")
+        #expect(hung.contains("its emit of pulse 1 (250 ms long) had not returned"), "\(hung)")
+        #expect(hung.contains("killed"), "\(hung)")
+        expectNoPluginProcessLeft(folder, "the nap")
+    }
+}
