@@ -15,6 +15,16 @@ import Musl
 public enum PluginHostProgram {
     public static let name = "snoozefuse-plugin-host"
 
+    /// The environment of every child that runs plugin code: this process's, with Swift's crash
+    /// backtracer off. A plugin that crashes its child is reported by the parent in one line (how
+    /// the child ended); the backtracer would print pages of registers on the nap's terminal (or
+    /// into `plugins check --json`) and take seconds doing it.
+    public static var childEnvironment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["SWIFT_BACKTRACE"] = "enable=no"
+        return environment
+    }
+
     /// What a serving child runs.
     public enum Kind: String, Sendable, Hashable {
         case source, emitter
@@ -231,7 +241,8 @@ public final class PluginConfigCheck: Sendable {
         do throws(SpawnError) {
             child = try ChildProcessGroup(host, PluginHostProgram.serveArguments(kind: kind, path: info.path, config: spec.config,
                                                                                 expectID: info.id, checkOnly: true),
-                                          descriptors: [0: .devNull, 1: .inherit(ends.write), 2: .devNull])
+                                          descriptors: [0: .devNull, 1: .inherit(ends.write), 2: .devNull],
+                                          environment: PluginHostProgram.childEnvironment)
         } catch {
             close(ends.read)
             close(ends.write)

@@ -72,7 +72,8 @@ public final class PluginChildProcess: Sendable {
             : [0: .inherit(childEnd), 1: .inherit(answerPipe?.write ?? -1), 2: .inherit(2)]
         let state = State()
         do throws(SpawnError) {
-            group = try ChildProcessGroup(executable, arguments, descriptors: descriptors) { status in
+            group = try ChildProcessGroup(executable, arguments, descriptors: descriptors,
+                                          environment: PluginHostProgram.childEnvironment) { status in
                 let text = state.hung.withLock { $0 }.map { "hung: \($0); killed" } ?? ProcessSpawn.describe(status)
                 state.ending.withLock { $0 = text }
                 if !state.finishing.load(ordering: .acquiring) { onExit(info, text) }

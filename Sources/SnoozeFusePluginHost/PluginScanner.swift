@@ -84,7 +84,8 @@ public struct PluginScanner: Sendable {
         let child: ChildProcessGroup
         do throws(SpawnError) {
             child = try ChildProcessGroup(host, PluginHostProgram.scanArguments(paths: batch),
-                                          descriptors: [0: .devNull, 1: .inherit(ends.write), 2: .devNull])
+                                          descriptors: [0: .devNull, 1: .inherit(ends.write), 2: .devNull],
+                                          environment: PluginHostProgram.childEnvironment)
         } catch {
             close(ends.read)
             close(ends.write)

@@ -149,7 +149,8 @@ public enum PluginValidation {
         let child: ChildProcessGroup
         do throws(SpawnError) {
             child = try ChildProcessGroup(host, PluginHostProgram.checkArguments(check: name, path: path, config: config),
-                                          descriptors: [0: .devNull, 1: .inherit(ends.write), 2: .inherit(2)])
+                                          descriptors: [0: .devNull, 1: .inherit(ends.write), 2: .inherit(2)],
+                                          environment: PluginHostProgram.childEnvironment)
         } catch {
             close(ends.read)
             close(ends.write)

@@ -126,7 +126,8 @@ struct PluginAttackTests {
     /// The nap rang at its deadline (1 s after the start) and rang until its limit.
     func expectRangAtTheDeadline(_ events: [[String: Any]], _ output: String, sourceLocation: SourceLocation = #_sourceLocation) {
         let ringing = events.first { $0["event"] as? String == "phase" && $0["phase"] as? String == "ringing" }
-        #expect(ringing?["t"] as? Double == 1, "\(output)", sourceLocation: sourceLocation)
+        // The phase record is stamped when the loop handles the deadline: within a few ms of it.
+        #expect((ringing?["t"] as? Double).map { abs($0 - 1) < 0.05 } == true, "\(output)", sourceLocation: sourceLocation)
         let alarm = events.first { $0["event"] as? String == "alarm" }
         #expect((alarm?["lateness_ms"] as? Double).map { $0 < 500 } == true, "\(output)", sourceLocation: sourceLocation)
         #expect(events.last?["outcome"] as? String == "ring_limit", "\(output)", sourceLocation: sourceLocation)
