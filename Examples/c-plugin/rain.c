@@ -8,6 +8,7 @@
  *
  * config: volume=0..1 (default 0.4) */
 #include "snoozefuse_plugin.h"
+#include "snoozefuse_plugin_config.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,12 +34,14 @@ static snoozefuse_status rain_activate(snoozefuse_sound_source *self, uint32_t s
     (void)max_frames;
     rain *r = self->plugin_data;
     r->volume = 0.4f;
-    const char *volume = config ? strstr(config, "volume=") : NULL;
-    if (volume) {
+    static const char *const keys[] = {"volume", NULL};
+    if (plugin_config_unknown_key(config, keys, "rain", message, capacity)) return SNOOZEFUSE_STATUS_INVALID_CONFIG;
+    char value[32];
+    if (plugin_config_value(config, "volume", value, sizeof value)) {
         char *end;
-        double v = strtod(volume + 7, &end);
-        if (end == volume + 7 || v < 0 || v > 1) {
-            snprintf(message, capacity, "volume: expected a number from 0 to 1");
+        double v = strtod(value, &end);
+        if (end == value || *end != 0 || v < 0 || v > 1) {
+            snprintf(message, capacity, "volume: expected a number from 0 to 1, not \"%s\"", value);
             return SNOOZEFUSE_STATUS_INVALID_CONFIG;
         }
         r->volume = (float)v;

@@ -3,7 +3,7 @@
  * config: led=NAME (e.g. input3::capslock; required), root=DIR (default /sys/class/leds) */
 #define _GNU_SOURCE
 #include "snoozefuse_plugin.h"
-#include "../common/plugin_config.h"
+#include "snoozefuse_plugin_config.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

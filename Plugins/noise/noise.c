@@ -1,7 +1,7 @@
 /* noise: white, pink or brown noise as a sound source for snoozefuse (a sleep sound).
  * config: color=white|pink|brown (default pink), volume=0..1 (default 0.3), seed=N */
 #include "snoozefuse_plugin.h"
-#include "../common/plugin_config.h"
+#include "snoozefuse_plugin_config.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
  * closes the device. */
 #define _GNU_SOURCE
 #include "snoozefuse_plugin.h"
-#include "../common/plugin_config.h"
+#include "snoozefuse_plugin_config.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/input.h>

@@ -9,7 +9,7 @@
  * Without colour when NO_COLOR is set or TERM is dumb. */
 #define _GNU_SOURCE
 #include "snoozefuse_plugin.h"
-#include "../common/plugin_config.h"
+#include "snoozefuse_plugin_config.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

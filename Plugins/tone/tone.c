@@ -1,7 +1,7 @@
 /* tone: a synthesized alarm sound source (beep, chime, siren), for snoozefuse.
  * config: pattern=beep|chime|siren, frequency=HZ (20..8000, default 880), volume=0..1 (default 0.8) */
 #include "snoozefuse_plugin.h"
-#include "../common/plugin_config.h"
+#include "snoozefuse_plugin_config.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -15,6 +15,12 @@ struct ExamplePluginTests {
         let result = try runMergingOutput(snoozefuse, ["plugins", "check", path])
         #expect(result.status == 0, "\(result.output)")
         #expect(result.output.contains("org.example.rain"))
+        // The author kit's parser: a typo is refused naming the key and the accepted ones, a bad
+        // value naming the value; the validator reports both.
+        let typo = try runMergingOutput(snoozefuse, ["plugins", "check", path, "--config", "volum=0.5"])
+        #expect(typo.status != 0 && typo.output.contains(#"unknown key "volum" (rain accepts volume)"#), "\(typo.output)")
+        let bad = try runMergingOutput(snoozefuse, ["plugins", "check", path, "--config", "volume=loud"])
+        #expect(bad.status != 0 && bad.output.contains(#"volume: expected a number from 0 to 1, not "loud""#), "\(bad.output)")
     }
 
     @Test func swiftExampleBuildsAndPassesTheCheck() throws {

@@ -124,9 +124,10 @@ struct snoozefuse_host {
     /* [thread-safe] Logs one message (no trailing newline needed). Not from [audio-thread]. */
     void (*log)(const snoozefuse_host *host, int32_t level, const char *message);
 
-    /* [thread-safe] Returns the host extension named `id` (reverse-DNS plus a version, e.g.
-     * "org.snoozefuse.session-info.v1"), or NULL when the host does not offer it. The pointer is
-     * valid as long as the host lives. */
+    /* [thread-safe] Returns the host extension named `id` (reverse-DNS plus a version), or NULL
+     * when the host does not offer it; the pointer is valid as long as the host lives. This
+     * release offers no extension and always returns NULL: the slot is here so that later minor
+     * versions can add some without breaking this struct. Always handle NULL. */
     const void *(*get_extension)(const snoozefuse_host *host, const char *id);
 };
 

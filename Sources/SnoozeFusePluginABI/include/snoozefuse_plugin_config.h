@@ -1,6 +1,28 @@
-/* Shared by the built-in plugins (not part of the plugin ABI): parsing the `key=value,key=value`
- * configuration string the host passes to `create_*` and `activate`. Header-only, so each plugin
- * library still depends on nothing but the ABI header and libc. */
+/* snoozefuse plugin author kit: the configuration parser the built-in plugins use.
+ *
+ * Not part of the plugin ABI (nothing here crosses between host and plugin): a header-only helper,
+ * so a plugin that uses it still depends on nothing but snoozefuse_plugin.h and libc. Include it
+ * after snoozefuse_plugin.h. Compiles with -std=c11 or -std=gnu11.
+ *
+ * The host passes a configuration string to a source's `activate` and to `create_pulse_emitter`:
+ * `key=value,key=value`, keys and values without commas, as the user wrote them after the
+ * plugin's id (`--source io.github.you.rain:volume=0.6,seed=3`), or "" when there is none. The
+ * host never interprets it: your plugin defines its keys (list them in the descriptor's
+ * `config_help`), and should refuse unknown ones so that a typo is reported, naming the key:
+ *
+ *   static const char *const rain_keys[] = {"volume", "seed", NULL};
+ *
+ *   static snoozefuse_status rain_activate(snoozefuse_sound_source *self, uint32_t rate,
+ *                                          uint32_t channels, uint32_t max_frames,
+ *                                          const char *config, char *message, uint32_t capacity) {
+ *       if (plugin_config_unknown_key(config, rain_keys, "rain", message, capacity))
+ *           return SNOOZEFUSE_STATUS_INVALID_CONFIG;
+ *       char value[32];
+ *       float volume = plugin_config_value(config, "volume", value, sizeof value) ? strtof(value, NULL) : 0.5f;
+ *       ...
+ *   }
+ *
+ * Both functions are safe to call from any thread; neither allocates. */
 #ifndef SNOOZEFUSE_PLUGIN_CONFIG_H
 #define SNOOZEFUSE_PLUGIN_CONFIG_H
 
