@@ -207,3 +207,36 @@ struct PluginAttackTests {
         expectNoPluginProcessLeft(folder, "the nap")
     }
 }
+
+/// The validator's real-time check (`source-realtime`): every system call and `malloc` that
+/// `render` makes is reported; the built-in sources make none.
+@Suite("plugins check: what render does besides rendering")
+struct RenderRealTimeTests {
+    let snoozefuse = BuiltProducts.executable("snoozefuse").path
+
+    /// The `source-realtime` check of `plugins check PATH --json`: its verdict and summary.
+    func realtime(_ path: String) throws -> (verdict: String?, summary: String, output: String) {
+        let run = try runMergingOutput(snoozefuse, ["plugins", "check", path, "--json"])
+        let report = try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any]
+        let check = (report?["checks"] as? [[String: Any]])?.first { $0["name"] as? String == "source-realtime" }
+        return (check?["verdict"] as? String, check?["summary"] as? String ?? "", run.output)
+    }
+
+    @Test(arguments: [("RENDER_WRITE", "system calls: write ×"), ("RENDER_MALLOC", "render called malloc")])
+    func aRenderThatWritesOrAllocatesIsFlaggedNamingWhatItDid(_ define: String, _ expected: String) throws {
+        let folder = try PluginFolder()
+        defer { folder.cleanUp() }
+        let path = try folder.buildC("\(define.lowercased()).so", defines: [define, "PLUGIN_ID=\"org.test.\(define.lowercased().replacingOccurrences(of: "_", with: "-"))\""])
+        let check = try realtime(path)
+        #expect(check.verdict == "fail", "\(check.output)")
+        #expect(check.summary.contains(expected), "\(check.summary)")
+    }
+
+    @Test(arguments: ["tone", "noise"])
+    func theBuiltInSourcesMakeNoSystemCallAndAllocateNothing(_ name: String) throws {
+        let path = BuiltProducts.folder.appendingPathComponent("libsnoozefuse-\(name).so").path
+        let check = try realtime(path)
+        #expect(check.verdict == "pass", "\(check.output)")
+        #expect(check.summary.contains("made no system call and allocated nothing"), "\(check.summary)")
+    }
+}
