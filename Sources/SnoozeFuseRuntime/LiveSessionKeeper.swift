@@ -89,10 +89,10 @@ public enum Guardian {
     /// in this process only (close-on-exec) until it ends.
     static func start(paths: StorePaths) -> Int32? {
         guard let executable = PluginSearchPath.currentExecutable() else { return nil }
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else { return nil }
-        _ = fcntl(ends[0], F_SETFD, FD_CLOEXEC)
-        _ = fcntl(ends[1], F_SETFD, FD_CLOEXEC)
+        // Close-on-exec from the start: a hook or plugin child started meanwhile by another thread
+        // must never hold the pipe (the guardian would not see this process end).
+        guard let pipe = makePipe() else { return nil }
+        let ends = [pipe.read, pipe.write]
         defer { close(ends[0]) }
         let pid = try? ProcessSpawn.start(executable, ["guardian", "--nap", "\(getpid())"], descriptors: [
             0: .devNull, 1: .devNull, 2: .devNull, watchDescriptor: .inherit(ends[0]),

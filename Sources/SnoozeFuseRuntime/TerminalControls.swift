@@ -36,10 +36,8 @@ public final class TerminalKeyReader: Sendable {
             guard !state.running else { return nil }
             var attributes = termios()
             guard tcgetattr(fileDescriptor, &attributes) == 0 else { return nil }
-            var fds: [Int32] = [-1, -1]
-            guard pipe(&fds) == 0 else { return nil }
-            _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
-            _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+            guard let pipe = makePipe() else { return nil }
+            let fds = [pipe.read, pipe.write]
             state.saved = attributes
             attributes.c_lflag &= ~tcflag_t(ICANON | ECHO)
             withUnsafeMutableBytes(of: &attributes.c_cc) { cc in
