@@ -29,7 +29,7 @@ public final class LiveNap: Sendable {
     private let control: ControlServer?
     private let lock: NapLock
     private let wakefulness: NapWakefulness
-    private let hooks: NapHooks
+    private let hooks: NapHooks?
 
     /// Everything the nap records, in order (see ``NapSession/records``).
     public var records: AsyncStream<SessionRecord> { session.records }
@@ -184,11 +184,12 @@ public final class LiveNap: Sendable {
             keeper.save(session, now: now)
             wakefulness.changed(session)
         }
-        // The user's hooks run beside the nap, never in its way.
-        let hooks = NapHooks(paths: paths) { noteFeed.yield(.warning($0)) }
+        // The user's hooks run beside the nap, never in its way; a guardian or `resume` that takes
+        // a nap over runs none (its moments already passed, or never came, in the nap's process).
+        let hooks = holder == .nap ? NapHooks(paths: paths) { noteFeed.yield(.warning($0)) } : nil
         ports.onRecord = { record in
             wakefulness.follow(record)
-            hooks.follow(record)
+            hooks?.follow(record)
         }
         let session = NapSession(configuration: configuration, ports: ports)
         self.session = session
@@ -221,7 +222,7 @@ public final class LiveNap: Sendable {
         keeper.remove()
         await wakefulness.finish()
         // The `end` hook has its 10 s before the program exits.
-        await hooks.finish()
+        await hooks?.finish()
         return result
     }
 

@@ -90,11 +90,13 @@ final class NapHooks: Sendable {
         let path = folder + "/" + moment.rawValue
         var status = stat()
         guard stat(path, &status) == 0 else { return } // no hook for this moment
-        if let refusal = Self.refusal(of: path, status: status, folder: folder) {
+        if let refusal = Self.refusal(of: path, status: status) {
             warn("hook \(moment.rawValue) refused: \(refusal)")
             return
         }
-        var environment = ProcessInfo.processInfo.environment
+        // The nap's environment without any SNOOZEFUSE_* of its own (a stale SNOOZEFUSE_PHASE must
+        // not reach a hook that has none), then this moment's.
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("SNOOZEFUSE_") }
         environment["SNOOZEFUSE_EVENT"] = moment.rawValue
         environment["SNOOZEFUSE_T"] = String(record.t)
         environment["SNOOZEFUSE_WALL"] = record.wall
@@ -147,8 +149,9 @@ final class NapHooks: Sendable {
             }
         }
         guard let status = ProcessSpawn.wait(for: pid, atMost: Self.timeLimit) else {
-            ProcessSpawn.killGroup(of: pid)
-            report("hook \(moment.rawValue) did not finish within \(Self.timeLimit.components.seconds)s and was stopped (\(path))")
+            let reaped = ProcessSpawn.killGroup(of: pid)
+            report("hook \(moment.rawValue) did not finish within \(Self.timeLimit.components.seconds)s and was stopped (\(path))"
+                   + (reaped ? "" : "; it has not ended yet (it waits on a device or a file system)"))
             return
         }
         if status != 0 {
@@ -163,22 +166,38 @@ final class NapHooks: Sendable {
         return open(logPath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
     }
 
-    /// Why the hook at `path` must not run, or nil: it must be a regular, executable file; it and
-    /// its folder must belong to this user or to root and be writable by nobody else.
-    static func refusal(of path: String, status: stat, folder: String) -> String? {
+    /// Why the hook at `path` must not run, or nil. As sudo and ssh judge the files they trust: it
+    /// must be a regular, executable file (a link is followed), and neither it nor any folder from
+    /// it up to `/` may belong to anyone but this user or root, or be writable by group or others;
+    /// a sticky folder above the hooks' own (`/tmp`) is allowed, as others may add files there
+    /// but not replace ours.
+    static func refusal(of path: String, status: stat) -> String? {
         guard status.st_mode & S_IFMT == S_IFREG else { return "\(path) is not a regular file" }
         guard access(path, X_OK) == 0 else { return "\(path) is not executable; chmod u+x \(path)" }
-        let user = getuid()
-        var folderStatus = stat()
-        for (subject, mode, owner) in [(path, status.st_mode, status.st_uid)]
-            + (stat(folder, &folderStatus) == 0 ? [(folder, folderStatus.st_mode, folderStatus.st_uid)] : []) {
-            if owner != user && owner != 0 {
-                return "\(subject) belongs to uid \(owner), not to you or root"
+        let user = geteuid()
+        func judge(_ place: String, _ info: stat, stickyAllowed: Bool) -> String? {
+            if info.st_uid != user && info.st_uid != 0 {
+                return "\(place) belongs to uid \(info.st_uid), neither you nor root"
             }
-            if mode & (S_IWGRP | S_IWOTH) != 0 {
-                return "others can change \(subject) (mode \(String(mode & 0o777, radix: 8))); chmod go-w \(subject)"
+            if info.st_mode & (S_IWGRP | S_IWOTH) != 0 && !(stickyAllowed && info.st_mode & S_ISVTX != 0) {
+                return "others can change \(place) (mode \(String(info.st_mode & 0o7777, radix: 8))); chmod go-w \(place)"
             }
+            return nil
         }
-        return nil
+        if let problem = judge(path, status, stickyAllowed: false) { return problem }
+        let resolved = realpath(path, nil).map { pointer in
+            defer { free(pointer) }
+            return String(cString: pointer)
+        } ?? path
+        var place = (resolved as NSString).deletingLastPathComponent
+        var own = true
+        while true {
+            var info = stat()
+            guard stat(place, &info) == 0 else { return "\(place) cannot be examined: \(String(cString: strerror(errno)))" }
+            if let problem = judge(place, info, stickyAllowed: !own) { return problem }
+            guard place != "/", !place.isEmpty else { return nil }
+            place = (place as NSString).deletingLastPathComponent
+            own = false
+        }
     }
 }

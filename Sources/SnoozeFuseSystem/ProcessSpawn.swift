@@ -122,11 +122,12 @@ public enum ProcessSpawn {
     }
 
     /// Kills the process group that child `pid` leads (started with ``Grouping/ownProcessGroup``),
-    /// so that what it started ends too, and reaps the child.
-    public static func killGroup(of pid: Int32) {
+    /// so that what it started ends too, and reaps the child, waiting at most `limit` (a process in
+    /// uninterruptible sleep dies only when its I/O ends). Returns whether it was reaped.
+    @discardableResult
+    public static func killGroup(of pid: Int32, waitingAtMost limit: Duration = .seconds(2)) -> Bool {
         _ = kill(-pid, SIGKILL)
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return wait(for: pid, atMost: limit) != nil
     }
 
     /// Asks the kernel to end this process with SIGKILL when its parent ends (`PR_SET_PDEATHSIG`),
