@@ -19,12 +19,13 @@ public struct AudioDevice: Sendable, Hashable, Encodable {
 /// Lists the ALSA PCMs and opens each that can play (and closes it again at once). Each PCM gets
 /// one second to answer (then `ETIMEDOUT`), the listing three.
 public enum DeviceListing {
-    /// The PCMs; throws a line naming what failed when they cannot be listed (exit 69).
-    public static func list() throws(DeviceListingError) -> [AudioDevice] {
+    /// The PCMs, each opened when `probe` says so; throws a line naming what failed when they
+    /// cannot be listed (exit 69).
+    public static func list(probe: Bool = true) throws(DeviceListingError) -> [AudioDevice] {
         let devices: [ALSAPCMDevice]
         do {
             // Some plugins' libraries (libjack) print to fd 2 by themselves while probing: keep it quiet.
-            devices = try withQuietStandardError { () throws(ALSAError) in try ALSADeviceList.pcmDevices(probe: true) }
+            devices = try withQuietStandardError { () throws(ALSAError) in try ALSADeviceList.pcmDevices(probe: probe) }
         } catch {
             throw DeviceListingError(description: "\(error)")
         }

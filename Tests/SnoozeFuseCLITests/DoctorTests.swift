@@ -78,6 +78,15 @@ struct DoctorTests {
         #expect(run.checks["store"]?.first?.hasPrefix("ok: ") == true, "\(run.checks)")
     }
 
+    /// `null` opens everywhere, so a nap on it never falls back: nothing would be heard.
+    @Test func aDeviceThatWritesToNoSpeakerIsNotAudible() async throws {
+        let run = try await onOwnThread { try Self.doctor(["--device", "null"], environment: ProcessInfo.processInfo.environment) }
+        #expect(run.status == 69, "\(run.text)")
+        #expect(run.audible == false)
+        let outputs = run.checks["output"] ?? []
+        #expect(outputs.count == 1 && outputs[0].hasPrefix("problem: null opens but writes to no speaker"), "\(outputs)")
+    }
+
     @Test func thePlainReportHasAVerdictPerLineAndTheConclusion() async throws {
         let folder = try TemporaryFolder()
         var environment = ProcessInfo.processInfo.environment
