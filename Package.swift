@@ -199,6 +199,11 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
+            name: "SnoozeFuseStoreTests",
+            dependencies: ["SnoozeFuseStore", "SnoozeFuseTestSupport"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "SnoozeFuseCLITests",
             dependencies: ["snoozefuse", "snoozefuse-plugin-host", "SnoozeFuseTestSupport"],
             swiftSettings: strictSettings

@@ -54,7 +54,7 @@ public struct LibraryOpening: Sendable {
         case .empty where count > 0:
             lines.append("the sound index \(indexPath) was empty (0 bytes); rebuilt it from the \(files) (every sound is kept)")
         case .damaged(let reason, let movedTo):
-            lines.append("the sound index \(indexPath) was damaged (\(reason)); moved it to \(movedTo) (kept, not deleted) and rebuilt the index from the \(files)")
+            lines.append("the sound index \(indexPath) was damaged (\(reason)); moved it to \(movedTo) (kept, not deleted) and rebuilt the index from the \(files). Presets, settings and nap history it held are in that file: `sqlite3 '\(movedTo)' .recover` may get them back")
         case .existing where count > 0:
             let names = adopted.map { "\"\($0.name)\"" }.joined(separator: ", ")
             lines.append("the sound index \(indexPath) did not list \(count) stored sound\(count == 1 ? "" : "s") (an older copy of the index, or an import or removal cut short); listed \(count == 1 ? "it" : "them") again from \(count == 1 ? "its file" : "their files"): \(names)")

@@ -41,7 +41,7 @@ public struct SoundLibraryError: Error, Sendable, CustomStringConvertible {
         case .nameTaken: self.init(.refused, error.description)
         case .damaged:
             self.init(.storage, "\(error.subject): the sound index is damaged: \(error.message). Your sounds are safe: each sound file holds its own name, and `snoozefuse sounds list` moves the damaged index aside (it is kept, never deleted) and rebuilds the index from the files.")
-        case .badConfiguration, .fileSystem, .database, .busy: self.init(.storage, error.description)
+        case .badConfiguration, .fileSystem, .database, .busy, .newerRelease: self.init(.storage, error.description)
         }
     }
 }

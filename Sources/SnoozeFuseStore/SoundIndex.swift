@@ -42,19 +42,19 @@ public struct StoredSound: Sendable, Hashable {
     }
 }
 
-/// The SQLite index of imported sounds (`library.sqlite`), through GRDB; callers see only values and
-/// ``StoreError``. The schema is created and upgraded by a migrator, one named migration per change.
+/// The index of imported sounds: the `sounds` table of the database (``StoreDatabase``,
+/// `library.sqlite`); callers see only values and ``StoreError``.
 ///
-/// The database is in WAL mode (set once, when it is created or first migrated): readers never wait
-/// for a writer, so looking a sound up by name (``openForReading(file:)``) works while another
-/// process imports. The index is a cache of what the sound files say about themselves (each stored
-/// file carries its name and metadata; see the sound library): a missing, empty or damaged index
-/// can always be rebuilt from the files.
+/// The database is in WAL mode: readers never wait for a writer, so looking a sound up by name
+/// (``openForReading(file:)``) works while another process imports. The index is a cache of what
+/// the sound files say about themselves (each stored file carries its name and metadata; see the
+/// sound library): a missing, empty or damaged index can always be rebuilt from the files. (The
+/// presets, settings and nap history in the same file cannot; see ``Condition/damaged(reason:movedTo:)``.)
 public final class SoundIndex: Sendable {
     public let path: String
-    private let queue: DatabaseQueue
+    private let database: StoreDatabase
 
-    /// What ``init(file:movingDamagedAside:)`` found at the index's path.
+    /// What ``init(file:movingDamagedAside:now:)`` found at the index's path.
     public enum Condition: Sendable, Equatable {
         /// A usable index was there.
         case existing
@@ -62,25 +62,26 @@ public final class SoundIndex: Sendable {
         case missing
         /// The file was empty (0 bytes); it was made a new, empty index.
         case empty
-        /// The file was not a usable index (`reason`); it was renamed to `movedTo` (kept, never
-        /// overwritten) and a new, empty index was created in its place.
+        /// The file was not a usable database (`reason`); it was renamed to `movedTo` (kept, never
+        /// overwritten) and a new, empty one was created in its place. Whatever presets, settings
+        /// and nap history it held are in `movedTo`.
         case damaged(reason: String, movedTo: String)
     }
 
     /// What opening found (always ``Condition/existing`` for a reader).
     public let condition: Condition
 
-    /// How long a writer waits for another process's SQLite write lock.
-    static let writerBusyTimeout: TimeInterval = 5
     /// How long a reader waits: in WAL mode readers are not blocked by writers, so this covers only
     /// an index still in the previous release's rollback-journal mode, or a checkpoint's recovery.
     static let readerBusyTimeout: TimeInterval = 1
 
     /// Opens the index at `file` for reading and writing: creates it (mode 0600) if it is missing,
-    /// migrates it, and puts it in WAL mode. A file that is not a usable index is moved aside (renamed
-    /// `library.sqlite.damaged-<UTC time>`, with its `-wal`/`-shm` files; never overwritten) and a new
-    /// index is made, when `movingDamagedAside` (the caller holds the sounds folder's lock, so no
-    /// other process is doing the same); otherwise it is a ``StoreError/Kind/damaged`` error.
+    /// migrates it, and puts it in WAL mode. A file that is not a usable database is moved aside
+    /// (renamed `library.sqlite.damaged-<UTC time>`, with its `-wal`/`-shm` files; never
+    /// overwritten) and a new one is made, when `movingDamagedAside` (the caller holds the sounds
+    /// folder's lock, so no other process is doing the same); otherwise it is a
+    /// ``StoreError/Kind/damaged`` error. A database from a newer release is never moved: it is
+    /// refused (``StoreError/Kind/newerRelease``).
     public init(file: URL, movingDamagedAside: Bool, now: Date = Date()) throws(StoreError) {
         path = file.path
         var condition = Condition.existing
@@ -90,21 +91,19 @@ public final class SoundIndex: Sendable {
         } else if (status.st_mode & S_IFMT) == S_IFREG && status.st_size == 0 {
             condition = .empty
         }
-        try PrivateFiles.ensurePrivateFile(file, what: "sound index")
         do {
-            queue = try Self.openWriter(file.path)
+            database = try Self.openWriter(file)
         } catch where error.kind == .damaged && movingDamagedAside {
             let movedTo = try Self.moveAside(file, now: now)
             condition = .damaged(reason: error.message, movedTo: movedTo)
-            try PrivateFiles.ensurePrivateFile(file, what: "sound index")
-            queue = try Self.openWriter(file.path)
+            database = try Self.openWriter(file)
         }
         self.condition = condition
     }
 
-    private init(path: String, queue: DatabaseQueue) {
-        self.path = path
-        self.queue = queue
+    private init(database: StoreDatabase) {
+        path = database.path
+        self.database = database
         condition = .existing
     }
 
@@ -112,60 +111,20 @@ public final class SoundIndex: Sendable {
     /// anything, takes no lock of the sounds folder, and waits for SQLite's locks at most
     /// ``readerBusyTimeout``. Returns nil when there is no index yet (no file, or an empty one).
     ///
-    /// - Throws: ``StoreError/Kind/damaged`` (not a usable index), ``StoreError/Kind/busy``,
-    ///   ``StoreError/Kind/fileSystem(errno:)`` (cannot be read).
+    /// - Throws: ``StoreError/Kind/damaged`` (not a usable index), ``StoreError/Kind/newerRelease``,
+    ///   ``StoreError/Kind/busy``, ``StoreError/Kind/fileSystem(errno:)`` (cannot be read).
     public static func openForReading(file: URL) throws(StoreError) -> SoundIndex? {
-        var status = stat()
-        if stat(file.path, &status) != 0 {
-            if errno == ENOENT { return nil }
-            throw PrivateFiles.fileError(errno, file.path, "cannot read the sound index")
-        }
-        guard (status.st_mode & S_IFMT) == S_IFREG else {
-            throw StoreError(.damaged, subject: file.path, message: "the sound index is not a regular file")
-        }
-        if status.st_size == 0 { return nil }
-        do {
-            var configuration = Configuration()
-            configuration.readonly = true
-            configuration.busyMode = .timeout(readerBusyTimeout)
-            configuration.label = "snoozefuse.sounds.reader"
-            let queue = try DatabaseQueue(path: file.path, configuration: configuration)
-            let index = SoundIndex(path: file.path, queue: queue)
-            try index.read("cannot read the sound index") { db in try checkSchema(db, path: file.path) }
-            return index
-        } catch let error as StoreError {
-            throw error
-        } catch {
-            throw failure(error, path: file.path, "cannot open the sound index")
-        }
+        guard let database = try StoreDatabase.openForReading(file: file, what: "sound index", busyTimeout: readerBusyTimeout,
+                                                              label: "snoozefuse.sounds.reader") else { return nil }
+        let index = SoundIndex(database: database)
+        try index.read("cannot read the sound index") { db in try checkSchema(db, path: file.path) }
+        return index
     }
 
-    private static func openWriter(_ path: String) throws(StoreError) -> DatabaseQueue {
-        do {
-            var configuration = Configuration()
-            configuration.busyMode = .timeout(writerBusyTimeout)
-            configuration.label = "snoozefuse.sounds"
-            let queue = try DatabaseQueue(path: path, configuration: configuration)
-            try migrator.migrate(queue)
-            try queue.read { db in
-                try checkSchema(db, path: path)
-                let check = try String.fetchAll(db, sql: "PRAGMA quick_check")
-                if check != ["ok"] {
-                    throw StoreError(.damaged, subject: path, message: "SQLite's integrity check failed: \(check.prefix(3).joined(separator: "; "))")
-                }
-            }
-            // WAL (persistent, so this runs once per database): readers never wait for a writer.
-            if try queue.read({ db in try String.fetchOne(db, sql: "PRAGMA journal_mode") }) != "wal" {
-                // Another connection in rollback mode makes the switch fail with SQLITE_BUSY; the
-                // next open tries again.
-                _ = try? queue.writeWithoutTransaction { db in try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") }
-            }
-            return queue
-        } catch let error as StoreError {
-            throw error
-        } catch {
-            throw failure(error, path: path, "cannot open the sound index")
-        }
+    private static func openWriter(_ file: URL) throws(StoreError) -> StoreDatabase {
+        let database = try StoreDatabase.openForWriting(file: file, what: "sound index", checkIntegrity: true, label: "snoozefuse.sounds")
+        try database.read("cannot read the sound index", noun: "sound index") { db in try checkSchema(db, path: file.path) }
+        return database
     }
 
     /// Fails unless the `sounds` table has every column this version reads.
@@ -202,29 +161,6 @@ public final class SoundIndex: Sendable {
             }
             attempt += 1
         }
-    }
-
-    static var migrator: DatabaseMigrator {
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1: sounds") { db in
-            try db.execute(sql: """
-                CREATE TABLE sounds (
-                    id INTEGER PRIMARY KEY AUTOINCREMENT,
-                    name TEXT NOT NULL UNIQUE COLLATE NOCASE,
-                    originalFileName TEXT NOT NULL,
-                    frames INTEGER NOT NULL,
-                    sampleRate INTEGER NOT NULL,
-                    channels INTEGER NOT NULL,
-                    durationSeconds REAL NOT NULL,
-                    format TEXT NOT NULL,
-                    sourceFormat TEXT NOT NULL,
-                    sha256 TEXT NOT NULL UNIQUE,
-                    importedAt TEXT NOT NULL,
-                    storedFileName TEXT NOT NULL UNIQUE
-                )
-                """)
-        }
-        return migrator
     }
 
     /// Every imported sound, by name.
@@ -268,7 +204,7 @@ public final class SoundIndex: Sendable {
                 """, arguments: [
                     sound.name, sound.originalFileName, sound.frames, sound.sampleRate, sound.channels,
                     sound.durationSeconds, sound.format, sound.sourceFormat, sound.sha256,
-                    Self.timestamp(sound.importedAt), sound.storedFileName,
+                    StoreDatabase.timestamp(sound.importedAt), sound.storedFileName,
                 ])
         }
     }
@@ -303,34 +239,11 @@ public final class SoundIndex: Sendable {
     // MARK: Plumbing
 
     private func read<T>(_ what: String, _ body: (Database) throws -> T) throws(StoreError) -> T {
-        do { return try queue.read(body) } catch { throw Self.failure(error, path: path, what) }
+        try database.read(what, noun: "sound index", body)
     }
 
     private func write<T>(_ what: String, _ body: (Database) throws -> T) throws(StoreError) -> T {
-        do { return try queue.write(body) } catch { throw Self.failure(error, path: path, what) }
-    }
-
-    /// A GRDB or SQLite error as a ``StoreError`` that names its real cause.
-    private static func failure(_ error: any Error, path: String, _ what: String) -> StoreError {
-        if let error = error as? StoreError { return StoreError(error.kind, subject: path, message: error.message) }
-        guard let error = error as? DatabaseError else {
-            return StoreError(.database, subject: path, message: "\(what): \(error)")
-        }
-        let detail = error.message ?? "\(error.resultCode)"
-        switch error.resultCode {
-        case .SQLITE_NOTADB:
-            return StoreError(.damaged, subject: path, message: "it is not an SQLite database (\(detail))")
-        case .SQLITE_CORRUPT:
-            return StoreError(.damaged, subject: path, message: "the SQLite database is corrupt (\(detail))")
-        case .SQLITE_BUSY, .SQLITE_LOCKED:
-            return StoreError(.busy, subject: path, message: "\(what): another process holds the sound index's lock (\(detail)); try again when it is done")
-        case .SQLITE_READONLY:
-            return StoreError(.fileSystem(errno: EACCES), subject: path, message: "\(what): the sound index or its folder is read-only (\(detail)); make both writable for your user (chmod u+w)")
-        case .SQLITE_FULL:
-            return StoreError(.fileSystem(errno: ENOSPC), subject: path, message: "\(what): the disk is full (\(detail))")
-        default:
-            return StoreError(.database, subject: path, message: "\(what): \(error)")
-        }
+        try database.write(what, noun: "sound index", body)
     }
 
     private static func sound(_ row: Row) -> StoredSound {
@@ -338,15 +251,6 @@ public final class SoundIndex: Sendable {
             name: row["name"], originalFileName: row["originalFileName"], frames: row["frames"],
             sampleRate: row["sampleRate"], channels: row["channels"], durationSeconds: row["durationSeconds"],
             format: row["format"], sourceFormat: row["sourceFormat"], sha256: row["sha256"],
-            importedAt: date(row["importedAt"]), storedFileName: row["storedFileName"])
-    }
-
-    /// Import times are stored as ISO 8601 UTC text, so `sqlite3` shows them readably.
-    private static func timestamp(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
-    }
-
-    private static func date(_ text: String) -> Date {
-        (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text)) ?? .distantPast
+            importedAt: StoreDatabase.date(row["importedAt"]), storedFileName: row["storedFileName"])
     }
 }

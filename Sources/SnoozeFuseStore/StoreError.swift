@@ -7,16 +7,19 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         case fileSystem(errno: Int32)
         /// The SQLite index could not be opened, migrated, read or written.
         case database
-        /// The index is not a usable SQLite database (not SQLite at all, corrupt, or not the sound
-        /// index's schema). ``SoundIndex/openForWriting(file:movingDamagedAsideTo:)`` moves such a
-        /// file aside; a reader reports it.
+        /// The database is not a usable SQLite database (not SQLite at all, truncated, corrupt, or
+        /// not the schema this release reads). ``SoundIndex/init(file:movingDamagedAside:now:)``
+        /// moves such a file aside when told to; everything else reports it and leaves it alone.
         case damaged
+        /// The database was written by a newer release of snoozefuse (it records schema changes
+        /// this release does not know): refused, and left exactly as it is.
+        case newerRelease
         /// Another process holds a lock this call would have had to wait for (the index's write
         /// lock, or the sounds folder's lock) longer than it waits.
         case busy
-        /// A name is already used by another sound.
+        /// A name is already used by another sound or preset.
         case nameTaken
-        /// No sound has this name.
+        /// No sound or preset has this name.
         case notFound
     }
 

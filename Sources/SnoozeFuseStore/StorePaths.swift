@@ -5,7 +5,8 @@ import Glibc
 ///
 /// - config: `$XDG_CONFIG_HOME/snoozefuse/` (default `~/.config/snoozefuse/`)
 /// - data: `$XDG_DATA_HOME/snoozefuse/` (default `~/.local/share/snoozefuse/`): the imported
-///   sounds (`sounds/`) and their index (`library.sqlite`)
+///   sounds (`sounds/`) and the database (`library.sqlite`: the sound index, presets, settings and
+///   the history of naps)
 /// - state: `$XDG_STATE_HOME/snoozefuse/` (default `~/.local/state/snoozefuse/`)
 ///
 /// An XDG variable that is empty or not an absolute path is ignored, as the XDG specification says.
@@ -40,7 +41,7 @@ public struct StorePaths: Sendable, Hashable {
 
     /// The imported sounds.
     public var soundsFolder: URL { data.appendingPathComponent("sounds", isDirectory: true) }
-    /// The SQLite index of the imported sounds.
+    /// The SQLite database: the index of the imported sounds, presets, settings, nap history.
     public var database: URL { data.appendingPathComponent("library.sqlite") }
 }
 
@@ -75,7 +76,7 @@ enum PrivateFiles {
         if stat(path, &status) != 0 { throw fileError(errno, path, "cannot use the folder") }
         guard (status.st_mode & S_IFMT) == S_IFDIR else {
             throw StoreError(.fileSystem(errno: ENOTDIR), subject: path,
-                             message: "this is not a folder; snoozefuse keeps its sounds and index in a folder here. Move the file away")
+                             message: "this is not a folder; snoozefuse keeps its sounds and database in a folder here. Move the file away")
         }
         if faccessat(AT_FDCWD, path, W_OK | X_OK, AT_EACCESS) != 0 {
             let code = errno
@@ -83,7 +84,7 @@ enum PrivateFiles {
             let fix = code == EROFS ? "the file system is mounted read-only; remount it read-write"
                 : "make it writable for your user: chmod u+wx '\(path)'"
             throw StoreError(.fileSystem(errno: code), subject: path,
-                             message: "the folder is read-only (mode \(mode), \(errnoName(code)): \(reason(code))); snoozefuse cannot store or change sounds there and leaves it as it is (your sounds in it are kept). To fix: \(fix)")
+                             message: "the folder is read-only (mode \(mode), \(errnoName(code)): \(reason(code))); snoozefuse cannot store or change anything there (sounds, presets, settings, nap history) and leaves it as it is (what is in it is kept). To fix: \(fix)")
         }
     }
 
@@ -110,7 +111,7 @@ enum PrivateFiles {
                 let fix = code == EROFS ? "the file system is mounted read-only; remount it read-write"
                     : "make it writable for your user: chmod u+w '\(path)'"
                 throw StoreError(.fileSystem(errno: code), subject: path,
-                                 message: "the \(what) is read-only (\(errnoName(code)): \(reason(code))); snoozefuse needs to write it to import, rename or remove sounds, and leaves it as it is (your sounds are kept). To fix: \(fix)")
+                                 message: "the \(what) is read-only (\(errnoName(code)): \(reason(code))); snoozefuse needs to write it to change your sounds, presets, settings or nap history, and leaves it as it is (what it holds is kept). To fix: \(fix)")
             default:
                 throw fileError(code, path, "cannot open the \(what) for writing")
             }
