@@ -32,13 +32,26 @@ public struct SessionTimers: Sendable, Hashable {
 
     /// Problems that make these timers unusable, each naming the timer; empty when usable.
     public var problems: [String] {
-        var found: [String] = []
-        if release < .zero { found.append("release must not be negative") }
-        if nap < .zero { found.append("nap must not be negative") }
-        if max <= .zero { found.append("max must be longer than zero (it is the failsafe that rings the alarm)") }
-        if snooze <= .zero { found.append("snooze must be longer than zero") }
-        if let ringLimit, ringLimit <= .zero { found.append("ring limit must be longer than zero") }
+        var found = [(Field.release, release), (.nap, nap), (.max, max), (.snooze, snooze)].compactMap { Self.problem($0, $1) }
+        if let ringLimit, let problem = Self.problem(.ringLimit, ringLimit) { found.append(problem) }
         return found
+    }
+
+    /// The timers, for ``problem(_:_:)``.
+    public enum Field: Sendable, Hashable {
+        case release, nap, max, snooze, ringLimit
+    }
+
+    /// What makes `value` unusable as the timer `field` (naming the timer), or nil when it is usable:
+    /// the one check of a timer's length, for flags, settings and presets alike.
+    public static func problem(_ field: Field, _ value: Duration) -> String? {
+        switch field {
+        case .release: value < .zero ? "release must not be negative" : nil
+        case .nap: value < .zero ? "nap must not be negative" : nil
+        case .max: value <= .zero ? "max must be longer than zero (it is the failsafe that rings the alarm)" : nil
+        case .snooze: value <= .zero ? "snooze must be longer than zero" : nil
+        case .ringLimit: value <= .zero ? "ring limit must be longer than zero" : nil
+        }
     }
 }
 

@@ -36,6 +36,43 @@ public enum WallClockText {
         iso8601(millisecondsSince1970: Int64((seconds * 1000).rounded(.down)))
     }
 
+    /// The milliseconds since 1970 that `text` (exactly this type's form, `2026-11-21T21:45:03.123Z`)
+    /// stands for, or nil for any other text: the inverse of ``iso8601(millisecondsSince1970:)``.
+    public static func millisecondsSince1970(iso8601 text: String) -> Int64? {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 24, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"), bytes[10] == UInt8(ascii: "T"),
+              bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"), bytes[19] == UInt8(ascii: "."),
+              bytes[23] == UInt8(ascii: "Z") else { return nil }
+        func field(_ start: Int, _ count: Int) -> Int64? {
+            var value: Int64 = 0
+            for byte in bytes[start ..< start + count] {
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+                value = value * 10 + Int64(byte - UInt8(ascii: "0"))
+            }
+            return value
+        }
+        guard let year = field(0, 4), let month = field(5, 2), let day = field(8, 2), let hour = field(11, 2),
+              let minute = field(14, 2), let second = field(17, 2), let millisecond = field(20, 3),
+              (1 ... 12).contains(month), (1 ... 31).contains(day), hour < 24, minute < 60, second < 60 else { return nil }
+        let days = daysSince1970(year: year, month: month, day: day)
+        return ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + millisecond
+    }
+
+    /// Seconds since 1970 for `text` (see ``millisecondsSince1970(iso8601:)``).
+    public static func secondsSince1970(iso8601 text: String) -> Double? {
+        millisecondsSince1970(iso8601: text).map { Double($0) / 1000 }
+    }
+
+    /// Days from 1970-01-01 to a date: the inverse of ``civil(daysSince1970:)``.
+    static func daysSince1970(year: Int64, month: Int64, day: Int64) -> Int64 {
+        let shiftedYear = month <= 2 ? year - 1 : year        // years counted from March
+        let era = floorDivide(shiftedYear, 400)
+        let yearOfEra = shiftedYear - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
     /// Year, month (1–12) and day (1–31) of a day counted from 1970-01-01.
     static func civil(daysSince1970 days: Int64) -> (year: Int64, month: Int64, day: Int64) {
         let shifted = days + 719_468                          // days since 0000-03-01

@@ -16,6 +16,13 @@ struct WallClockTextTests {
     ])
     func knownInstants(milliseconds: Int64, text: String) {
         #expect(WallClockText.iso8601(millisecondsSince1970: milliseconds) == text)
+        #expect(WallClockText.millisecondsSince1970(iso8601: text) == milliseconds, "read back")
+    }
+
+    @Test(arguments: ["", "2026-11-21T21:45:03Z", "2026-11-21 21:45:03.123Z", "2026-13-01T00:00:00.000Z",
+                      "2026-11-21T24:00:00.000Z", "2026-11-2xT21:45:03.123Z", "2026-11-21T21:45:03.123+01:00"])
+    func otherTextIsNotRead(text: String) {
+        #expect(WallClockText.millisecondsSince1970(iso8601: text) == nil)
     }
 
     @Test func secondsAreRoundedDownToTheMillisecond() {
@@ -30,6 +37,7 @@ struct WallClockTextTests {
         await propertyCheck(count: 2000, input: Gen.int(in: 0...253_402_300_799_999)) { milliseconds in
             let date = Date(timeIntervalSince1970: (Double(milliseconds) + 0.25) / 1000)
             #expect(WallClockText.iso8601(millisecondsSince1970: Int64(milliseconds)) == date.formatted(style))
+            #expect(WallClockText.millisecondsSince1970(iso8601: date.formatted(style)) == Int64(milliseconds))
         }
     }
 }
