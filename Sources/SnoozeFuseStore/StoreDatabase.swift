@@ -46,7 +46,14 @@ public final class StoreDatabase: Sendable {
         // Closed before it stops counting as open (see ``openFiles``).
         try? queue.close()
         if let identity { Self.openFiles.withLock { $0[identity, default: 1] -= 1 } }
+        // Kept, closed, for the life of the process: disposing of GRDB's dispatch queue starts
+        // libdispatch's worker pool, whose monitor then wakes the process every second; a nap
+        // that read its settings must not wake until its alarm (SPEC §8).
+        Self.closedQueues.withLock { $0.append(queue) }
     }
+
+    /// The queues of closed databases (see `deinit`): a few hundred bytes each, a few a process.
+    private static let closedQueues = Mutex<[DatabaseQueue]>([])
 
     /// The database files this process has open, and how many times. Closing any descriptor of a
     /// file drops every POSIX lock the process holds on it, SQLite's included: so the file is

@@ -35,8 +35,8 @@ public struct ProcessResult: Sendable {
 }
 
 /// Runs `executable` with `arguments` and returns its exit status and output. Standard input is
-/// `/dev/null`, so the program sees no terminal. The program's nap state is its own (see
-/// ``isolatingNapState(_:)``) unless `environment` names a state folder.
+/// `/dev/null`, so the program sees no terminal. The program's nap state, settings and history
+/// are its own (see ``isolatingNapState(_:)``) unless `environment` names their folders.
 public func runProcess(
     _ executable: URL,
     _ arguments: [String],
@@ -59,19 +59,34 @@ public func runProcessBlocking(_ executable: URL, _ arguments: [String], environ
     return ProcessResult(status: status, standardOutput: output.text, standardError: errors.text)
 }
 
-/// `environment` (this process's when nil) with a state folder and a runtime folder of its own
-/// (`XDG_STATE_HOME`, `XDG_RUNTIME_DIR`), unless it names a state folder already, and the folder
-/// that holds them, to keep for as long as the program runs. A nap takes a per-user lock and keeps
-/// its live state and control socket there: naps of tests that run side by side must not meet.
+/// `environment` (this process's when nil) with folders of its own, and the folder that holds
+/// them, to keep for as long as the program runs:
+///
+/// - a state folder and a runtime folder (`XDG_STATE_HOME`, `XDG_RUNTIME_DIR`), unless it names a
+///   state folder already: a nap takes a per-user lock and keeps its live state and control socket
+///   there, and naps of tests that run side by side must not meet;
+/// - a data and a config folder (`XDG_DATA_HOME`, `XDG_CONFIG_HOME`), each unless it names one:
+///   a nap reads the user's settings and presets there and records itself in the history, and a
+///   test's nap must neither follow the settings of whoever runs the tests nor fill their history.
+///
+/// With no `environment` given, the `SNOOZEFUSE_*` variables of the nap's settings are left out
+/// too (`SNOOZEFUSE_PLUGIN_PATH` stays): they would override the test's own flags' defaults.
 public func isolatingNapState(_ environment: [String: String]?) throws -> (environment: [String: String], folder: TemporaryFolder?) {
-    var environment = environment ?? ProcessInfo.processInfo.environment
-    guard environment["XDG_STATE_HOME"] == nil || environment["XDG_STATE_HOME"] == ProcessInfo.processInfo.environment["XDG_STATE_HOME"] else {
-        return (environment, nil)
+    let own = ProcessInfo.processInfo.environment
+    var chosen = environment ?? own
+    if environment == nil {
+        chosen = chosen.filter { !$0.key.hasPrefix("SNOOZEFUSE_") || $0.key == "SNOOZEFUSE_PLUGIN_PATH" }
     }
+    let folders = [("XDG_STATE_HOME", "state"), ("XDG_DATA_HOME", "data"), ("XDG_CONFIG_HOME", "config")].filter { variable, _ in
+        chosen[variable] == nil || chosen[variable] == own[variable]
+    }
+    guard !folders.isEmpty else { return (chosen, nil) }
     let folder = try TemporaryFolder(prefix: "snoozefuse-state")
-    environment["XDG_STATE_HOME"] = folder.path("state")
-    environment["XDG_RUNTIME_DIR"] = folder.url.path
-    return (environment, folder)
+    for (variable, name) in folders {
+        chosen[variable] = folder.path(name)
+        if variable == "XDG_STATE_HOME" { chosen["XDG_RUNTIME_DIR"] = folder.url.path }
+    }
+    return (chosen, folder)
 }
 
 /// The program called `name` on `PATH` (as a shell would find it), or `name` itself when it is not

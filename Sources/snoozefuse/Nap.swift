@@ -13,8 +13,14 @@ struct Nap: ParsableCommand {
         starts at once.
 
         Durations: \(DurationParser.acceptedForms).
-        Presets: \(Preset.builtIn.map { "\($0.name) (\($0.summary))" }.joined(separator: "; ")). \
-        Flags override the preset.
+        Presets: \(Preset.builtIn.map { "\($0.name) (\($0.summary))" }.joined(separator: "; ")); \
+        save your own with `snoozefuse presets save`.
+
+        Where each setting comes from, strongest first: the flag; the environment \
+        (SNOOZEFUSE_RELEASE, SNOOZEFUSE_SOUND, … one variable per flag, SNOOZEFUSE_EMITTER one \
+        plugin a line); the preset named with --preset (or SNOOZEFUSE_PRESET); your settings \
+        (`snoozefuse config`); the default preset (the setting preset, basic unless changed); the \
+        built-in default. --dry-run prints every setting and where it came from, and does not nap.
 
         Keys on the terminal. Before the nap: hold any key while you drift off (not with \
         --no-hold). While napping or snoozed: + and - move the alarm by a minute (never closer \
@@ -30,90 +36,79 @@ struct Nap: ParsableCommand {
           snoozefuse nap --preset quick-test --no-hold --events jsonl | jq .
           snoozefuse nap --no-hold --sound rooster.wav --volume 60 --fade-in 30s
           snoozefuse nap --sleep-sound noise:color=brown --sleep-volume 40
+          SNOOZEFUSE_NAP=25m snoozefuse nap --dry-run
 
         The alarm plays on --device (an ALSA PCM; `snoozefuse devices` lists them), else on \
         `default`, else on the terminal bell: it never fails silently. Without --sound it plays the \
         built-in sound beep; --sound NAME picks another built-in (beep, chime, rising, digital, \
-        gentle) and --sound PATH a file. A sound file is checked before the nap begins.
+        gentle) or an imported sound, and --sound PATH a file. A sound file is checked before the \
+        nap begins. A database that cannot be read (damaged, from a newer release) does not stop a \
+        nap: it naps without your settings and saved presets, and says so.
         """
     )
 
-    @Option(help: ArgumentHelp("How long after you let go until the nap starts.", valueName: "duration"), transform: parseDurationOption)
-    var release: Duration?
+    @Option(help: settingHelp(.preset))
+    var preset: String?
 
-    @Option(help: ArgumentHelp("How long the nap lasts.", valueName: "duration"), transform: parseDurationOption)
-    var nap: Duration?
+    @Flag(inversion: .prefixedNo, help: "--no-hold: \(NapSettingKey.noHold.help) --hold: wait for a held key (the default) even where the setting no-hold says otherwise.")
+    var hold: Bool?
 
-    @Option(help: ArgumentHelp("Failsafe: the alarm rings at most this long after the start.", valueName: "duration"), transform: parseDurationOption)
-    var max: Duration?
+    @Option(help: settingHelp(.events), completion: .list(EventFormat.allCases.map(\.rawValue)))
+    var events: String?
 
-    @Option(help: ArgumentHelp("Timer preset: \(Preset.builtIn.map(\.name).joined(separator: ", ")).", valueName: "name"))
-    var preset: String = Preset.basic.name
+    @Flag(inversion: .prefixedNo, help: ArgumentHelp(NapSettingKey.quiet.help))
+    var quiet: Bool?
 
-    @Option(name: .customLong("ring-limit"), help: ArgumentHelp("Stop ringing by itself after this long (default: ring until stopped).", valueName: "duration"), transform: parseDurationOption)
-    var ringLimit: Duration?
+    @Flag(name: .customLong("dry-run"), help: "Print every setting of the nap and where it came from (flag, environment, preset, config, default preset, built-in default), then exit without napping.")
+    var dryRun = false
 
-    @Option(help: ArgumentHelp("How long a snooze lasts (s while ringing, or `snoozefuse snooze`).", valueName: "duration"), transform: parseDurationOption)
-    var snooze: Duration?
+    @Flag(help: "With --dry-run: print the settings as one JSON object. (With --events jsonl, --dry-run prints them as one `configuration` event line.)")
+    var json = false
 
-    @Option(help: ArgumentHelp("How a ringing alarm is stopped for good: word (type the word shown), hold (hold a key for 3 s) or key (one Enter, space or d).", valueName: "how"))
-    var dismiss: DismissChoice = .word
+    @Flag(inversion: .prefixedNo, help: ArgumentHelp(NapSettingKey.verbose.help))
+    var verbose: Bool?
 
-    @Flag(name: .customLong("no-hold"), help: "Start the release timer at once instead of waiting for a held key (for scripts; needed when standard input is not a terminal).")
-    var noHold = false
+    @OptionGroup var settings: NapSettingOptions
 
-    @Option(help: ArgumentHelp("Write machine-readable events to standard output: jsonl (one JSON object per line).", valueName: "format"))
-    var events: EventFormat?
-
-    @Flag(help: "Show no status area or progress messages; warnings, the alarm and the word that stops it still appear.")
-    var quiet = false
-
-    @Flag(help: "Show each device error whole on the terminal (the status area shortens them to one line; --events always has them whole).")
-    var verbose = false
-
-    @OptionGroup var audio: AlarmAudioOptions
-
-    @OptionGroup var plugins: PluginNapOptions
+    /// Every setting flag given.
+    var flags: [NapSettingKey: [String]] {
+        var flags = settings.given
+        if let preset { flags[.preset] = [preset] }
+        if let hold { flags[.noHold] = [hold ? "false" : "true"] }
+        if let events { flags[.events] = [events] }
+        if let quiet { flags[.quiet] = [quiet ? "true" : "false"] }
+        if let verbose { flags[.verbose] = [verbose ? "true" : "false"] }
+        return flags
+    }
 
     func validate() throws {
-        guard let chosen = Preset.builtIn(named: preset) else {
-            throw ValidationError("unknown preset \"\(preset)\" for --preset. Built-in presets: \(Preset.builtIn.map(\.name).joined(separator: ", ")).")
+        try checkSettingFlags(flags)
+        if json && !dryRun {
+            throw ValidationError("--json goes with --dry-run (the settings as JSON); a nap's own events are --events jsonl.")
         }
-        let problems = timers(from: chosen).problems
-        if !problems.isEmpty {
-            throw ValidationError(problems.joined(separator: "; ") + ".")
-        }
-        try audio.validate()
-        guard noHold || isatty(STDIN_FILENO) == 1 else {
-            throw ValidationError("hold mode reads a held key from a terminal, and standard input is not one; add --no-hold to start the release timer at once.")
-        }
-    }
-
-    func timers(from preset: Preset) -> SessionTimers {
-        var timers = preset.timers
-        if let release { timers.release = release }
-        if let nap { timers.nap = nap }
-        if let max { timers.max = max }
-        if let ringLimit { timers.ringLimit = ringLimit }
-        if let snooze { timers.snooze = snooze }
-        return timers
-    }
-
-    func configuration(showsCountdown: Bool, usesColour: Bool) -> NapConfiguration {
-        let chosen = Preset.builtIn(named: preset) ?? .basic
-        return NapConfiguration(
-            timers: timers(from: chosen), presetName: chosen.name, holdMode: !noHold,
-            sound: audio.sound, volume: audio.volume, fadeIn: audio.fadeIn, device: audio.device,
-            systemVolume: audio.systemVolume, source: plugins.source, emitters: plugins.emitters, bpm: plugins.bpm,
-            sleepSound: plugins.sleepSound, sleepVolume: plugins.sleepVolume, sleepDevice: plugins.sleepDevice,
-            dismissal: dismiss.mode, showsCountdown: showsCountdown, usesColour: usesColour)
     }
 }
 
 extension Nap: LoopCommand {
     func run(on loop: EventLoop) async throws {
+        let resolved: ResolvedNapSettings
+        let storeWarning: String?
+        do throws(NapSetupError) {
+            (resolved, storeWarning) = try UserData().resolveNap(flags: flags)
+        } catch {
+            throw ExitStatus.reporting(error)
+        }
+        if let storeWarning { writeLine("snoozefuse: warning: \(storeWarning)", to: STDERR_FILENO) }
+        if dryRun {
+            printDryRun(resolved)
+            return
+        }
+        guard !resolved.holdMode || isatty(STDIN_FILENO) == 1 else {
+            writeLine("snoozefuse: hold mode reads a held key from a terminal, and standard input is not one; add --no-hold to start the release timer at once.", to: STDERR_FILENO)
+            throw ExitStatus.usage
+        }
         let terminal = TerminalStyle.detect()
-        let configuration = configuration(showsCountdown: !quiet && terminal.isTerminal, usesColour: terminal.usesColour)
+        let configuration = resolved.configuration(showsCountdown: !resolved.quiet && terminal.isTerminal, usesColour: terminal.usesColour)
         // A bad sound file, an unknown plugin or a configuration a plugin refuses is reported now
         // (exit 65/66/64/78), not when the alarm should ring.
         let nap: LiveNap
@@ -122,7 +117,7 @@ extension Nap: LoopCommand {
         } catch {
             throw ExitStatus.reporting(error)
         }
-        let console = Console(jsonLines: events == .jsonl, quiet: quiet, verbose: verbose, terminal: terminal,
+        let console = Console(jsonLines: resolved.events == "jsonl", quiet: resolved.quiet, verbose: resolved.verbose, terminal: terminal,
                               timers: configuration.timers, presetName: configuration.presetName,
                               holdMode: configuration.holdMode, dismissal: configuration.dismissal,
                               keysOnTerminal: isatty(STDIN_FILENO) == 1, showsArea: configuration.showsCountdown)
@@ -133,15 +128,74 @@ extension Nap: LoopCommand {
         console.finish(outcome: ended.outcome)
         throw ExitStatus.forOutcome(ended.outcome, interrupted: ended.interrupted)
     }
+
+    /// `--dry-run`: each setting, its value and where it came from; JSON with `--json` (a document)
+    /// or `--events jsonl` (one `configuration` event line).
+    func printDryRun(_ resolved: ResolvedNapSettings) {
+        if json || resolved.events == "jsonl" {
+            struct Entry: Encodable {
+                var key: String
+                var value: NapJSONValue
+                var source: String
+                var from: String
+            }
+            struct Document: Encodable {
+                var event: String?
+                var settings: [Entry]
+            }
+            let entries = resolved.settings.map { setting in
+                Entry(key: setting.key.rawValue, value: NapJSONValue(setting.key, setting.value), source: setting.source.layer,
+                      from: setting.source.description(of: setting.key))
+            }
+            if json {
+                printJSON(Document(event: nil, settings: entries))
+            } else {
+                writeLine(compactJSON(Document(event: "configuration", settings: entries)), to: STDOUT_FILENO)
+            }
+            return
+        }
+        let values = resolved.settings.map { $0.value?.description ?? $0.key.noneDescription }
+        let keyWidth = resolved.settings.map(\.key.rawValue.count).max() ?? 0
+        let valueWidth = min(values.map(\.count).max() ?? 0, 40)
+        for (setting, value) in zip(resolved.settings, values) {
+            let key = setting.key.rawValue.padding(toLength: keyWidth, withPad: " ", startingAt: 0)
+            let shown = value.count < valueWidth ? value.padding(toLength: valueWidth, withPad: " ", startingAt: 0) : value
+            writeLine("\(key)  \(shown)  \(setting.source.description(of: setting.key))", to: STDOUT_FILENO)
+        }
+    }
+}
+
+/// A setting's value in JSON: a string, a list of strings (`emitter`), or null for none.
+enum NapJSONValue: Encodable {
+    case text(String)
+    case list([String])
+    case none
+
+    init(_ key: NapSettingKey, _ value: NapSettingValue?) {
+        guard let value else {
+            self = .none
+            return
+        }
+        self = key.isList ? .list(value.texts) : .text(value.description)
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .text(let text): try container.encode(text)
+        case .list(let items): try container.encode(items)
+        case .none: try container.encodeNil()
+        }
+    }
+}
+
+/// `value` as one line of JSON, keys sorted.
+func compactJSON(_ value: some Encodable) -> String {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
 }
 
 enum EventFormat: String, ExpressibleByArgument, CaseIterable {
     case jsonl
-}
-
-/// `--dismiss` (``DismissMode``).
-enum DismissChoice: String, ExpressibleByArgument, CaseIterable {
-    case word, hold, key
-
-    var mode: DismissMode { DismissMode(rawValue: rawValue) ?? .word }
 }

@@ -3,38 +3,6 @@ import Foundation
 import SnoozeFuseCore
 import SnoozeFuseRuntime
 
-/// The alarm sound flags `nap` and `sounds play` share.
-struct AlarmAudioOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The alarm sound: a built-in's name (beep, chime, rising, digital, gentle; default: beep), an imported sound's name, or a sound file to loop (WAV, AIFF, CAF, FLAC, Ogg, MP3; a FIFO, folder or device is refused, exit 66).", valueName: "name|path"))
-    var sound: String?
-
-    @Option(help: ArgumentHelp("Alarm volume, 1–100 (linear amplitude).", valueName: "percent"))
-    var volume: Int = 80
-
-    @Option(name: .customLong("fade-in"), help: ArgumentHelp("Fade the alarm in over this long (equal-power curve).", valueName: "duration"), transform: parseDurationOption)
-    var fadeIn: Duration = .seconds(10)
-
-    @Option(help: ArgumentHelp("ALSA PCM to play on; if it fails, `default`, then the terminal bell.", valueName: "pcm"))
-    var device: String = "default"
-
-    @Option(name: .customLong("system-volume"), help: ArgumentHelp("Set the system volume (ALSA mixer Master, PCM or Speaker) to this while the alarm sounds; restored after.", valueName: "percent"))
-    var systemVolume: Int?
-
-    func validate() throws {
-        guard (1 ... 100).contains(volume) else {
-            throw ValidationError(volume == 0
-                ? "--volume 0 would make the alarm silent: an alarm must be heard. Use 1–100 (1 is the quietest)."
-                : "--volume must be 1–100, not \(volume).")
-        }
-        if let systemVolume, !(0 ... 100).contains(systemVolume) {
-            throw ValidationError("--system-volume must be 0–100, not \(systemVolume).")
-        }
-        if device.isEmpty {
-            throw ValidationError("--device needs a PCM name (`snoozefuse devices` lists them).")
-        }
-    }
-}
-
 struct Sounds: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Manage and preview alarm sounds.",

@@ -40,6 +40,7 @@ struct AudibleAlarmTests {
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_STATE_HOME"] = folder.path("state")
         environment["XDG_RUNTIME_DIR"] = folder.url.path
+        environment["XDG_DATA_HOME"] = folder.path("data")
         let start = ContinuousClock.now
         let nap = try BackgroundProcess(snoozefuse, ["nap", "--no-hold", "--release", "0", "--nap", "0", "--ring-limit", "10s",
                                                      "--device", "null", "--quiet"], environment: environment,

@@ -1,0 +1,234 @@
+public import Foundation
+public import SnoozeFuseCore
+
+/// A preset: a built-in one (the timers only) or one the user saved (the timers, and perhaps the
+/// alarm's choices). Its values are kept as text, by key, and read when a nap uses them.
+public struct NapPreset: Sendable, Hashable {
+    public var name: String
+    /// Values by setting key (``NapSettingKey/rawValue``); keys this release does not know are kept
+    /// and ignored.
+    public var values: [String: [String]]
+    public var isBuiltIn: Bool
+    /// What a built-in preset is for.
+    public var summary: String?
+    /// When a saved preset was saved.
+    public var savedAt: Date?
+
+    public init(name: String, values: [String: [String]], isBuiltIn: Bool = false, summary: String? = nil, savedAt: Date? = nil) {
+        self.name = name
+        self.values = values
+        self.isBuiltIn = isBuiltIn
+        self.summary = summary
+        self.savedAt = savedAt
+    }
+
+    /// A built-in preset as values.
+    public init(_ preset: Preset) {
+        self.init(name: preset.name, values: [
+            NapSettingKey.release.rawValue: [preset.timers.release.compactDescription],
+            NapSettingKey.nap.rawValue: [preset.timers.nap.compactDescription],
+            NapSettingKey.max.rawValue: [preset.timers.max.compactDescription],
+        ], isBuiltIn: true, summary: preset.summary)
+    }
+
+    /// The built-in presets, in the order they are listed.
+    public static var builtIn: [NapPreset] { Preset.builtIn.map(NapPreset.init) }
+
+    /// The preset's values this release knows, in key order (text, unchecked).
+    public var knownValues: [(key: NapSettingKey, values: [String])] {
+        NapSettingKey.allCases.compactMap { key in values[key.rawValue].map { (key, $0) } }
+    }
+
+    /// `30s → 20m, failsafe 30m`, then what else it holds.
+    public var shortDescription: String {
+        func first(_ key: NapSettingKey) -> String { values[key.rawValue]?.first ?? "?" }
+        var text = "\(first(.release)) → \(first(.nap)), failsafe \(first(.max))"
+        let others = knownValues.filter { ![.release, .nap, .max].contains($0.key) }
+        if !others.isEmpty { text += "; " + others.map { "\($0.key.rawValue) \($0.values.joined(separator: "; "))" }.joined(separator: ", ") }
+        return text
+    }
+}
+
+/// Where a nap's setting came from, strongest first (SPEC §3): a flag, the environment, the
+/// preset named with `--preset` (or `SNOOZEFUSE_PRESET`), the settings (`snoozefuse config`), the
+/// default preset (itself a setting, `basic` unless changed), and the program's own default.
+public enum NapSettingSource: Sendable, Hashable {
+    case flag
+    case environment
+    case preset(String)
+    case config
+    case defaultPreset(String)
+    case builtIn
+
+    /// The layer's name in JSON: `flag`, `environment`, `preset`, `config`, `default-preset`, `built-in`.
+    public var layer: String {
+        switch self {
+        case .flag: "flag"
+        case .environment: "environment"
+        case .preset: "preset"
+        case .config: "config"
+        case .defaultPreset: "default-preset"
+        case .builtIn: "built-in"
+        }
+    }
+
+    /// For people: `--nap`, `SNOOZEFUSE_NAP`, `preset quick-test`, `config`,
+    /// `default preset basic`, `built-in default`.
+    public func description(of key: NapSettingKey) -> String {
+        switch self {
+        case .flag: key.flag
+        case .environment: key.environmentVariable
+        case .preset(let name): "preset \(name)"
+        case .config: "config"
+        case .defaultPreset(let name): "default preset \(name)"
+        case .builtIn: "built-in default"
+        }
+    }
+}
+
+/// What a nap's settings are made from, strongest first.
+public struct NapSettingLayers: Sendable {
+    /// The flags given, as typed (a list flag once per value).
+    public var flags: [NapSettingKey: [String]]
+    /// The process's environment (only the `SNOOZEFUSE_*` variables of settings are read).
+    public var environment: [String: String]
+    /// The settings (`snoozefuse config`), by key, as stored.
+    public var settings: [String: [String]]
+    /// The saved presets (the built-in ones are always there).
+    public var savedPresets: [NapPreset]
+    /// Why the settings and saved presets could not be read, when they could not (they are then
+    /// empty, and a saved preset named for the nap is reported with this reason).
+    public var storeProblem: String?
+
+    public init(flags: [NapSettingKey: [String]] = [:], environment: [String: String] = [:], settings: [String: [String]] = [:],
+                savedPresets: [NapPreset] = [], storeProblem: String? = nil) {
+        self.flags = flags
+        self.environment = environment
+        self.settings = settings
+        self.savedPresets = savedPresets
+        self.storeProblem = storeProblem
+    }
+
+    /// The preset called `name`: a built-in first, then a saved one (names compared without case).
+    public func preset(named name: String) -> NapPreset? {
+        let folded = name.lowercased()
+        return (NapPreset.builtIn + savedPresets).first { $0.name.lowercased() == folded }
+    }
+
+    /// Why no preset is called `name`, naming the flag and the presets there are.
+    public func unknownPresetMessage(_ name: String) -> String {
+        var message = "unknown preset \"\(name)\" for --preset. Presets: \((NapPreset.builtIn + savedPresets).map(\.name).joined(separator: ", ")) (`snoozefuse presets list` shows them)."
+        if let storeProblem { message += " Your saved presets could not be read: \(storeProblem)" }
+        return message
+    }
+}
+
+/// A nap's settings, each with where it came from: what `nap` runs with, and what
+/// `nap --dry-run` shows.
+public struct ResolvedNapSettings: Sendable, Hashable {
+    public struct Setting: Sendable, Hashable {
+        public var key: NapSettingKey
+        /// nil: none (no ring limit, no plugin …).
+        public var value: NapSettingValue?
+        public var source: NapSettingSource
+    }
+
+    /// Every setting, in key order.
+    public var settings: [Setting]
+    /// The preset the nap starts from.
+    public var preset: NapPreset
+
+    public subscript(key: NapSettingKey) -> Setting {
+        settings.first { $0.key == key } ?? Setting(key: key, value: nil, source: .builtIn)
+    }
+
+    public var holdMode: Bool { !(self[.noHold].value?.flag ?? false) }
+    public var quiet: Bool { self[.quiet].value?.flag ?? false }
+    public var verbose: Bool { self[.verbose].value?.flag ?? false }
+    public var dismissal: DismissMode { self[.dismiss].value?.text.flatMap(DismissMode.init(rawValue:)) ?? .word }
+    /// `jsonl`, or nil for no events.
+    public var events: String? { self[.events].value?.text }
+
+    /// The nap these settings describe.
+    public func configuration(showsCountdown: Bool, usesColour: Bool) -> NapConfiguration {
+        func duration(_ key: NapSettingKey) -> Duration? { self[key].value?.duration }
+        func number(_ key: NapSettingKey) -> Int? { self[key].value?.number }
+        func text(_ key: NapSettingKey) -> String? { self[key].value?.text }
+        let timers = SessionTimers(
+            release: duration(.release) ?? Preset.basic.timers.release, nap: duration(.nap) ?? Preset.basic.timers.nap,
+            max: duration(.max) ?? Preset.basic.timers.max, snooze: duration(.snooze) ?? Preset.basic.timers.snooze,
+            ringLimit: duration(.ringLimit))
+        return NapConfiguration(
+            timers: timers, presetName: preset.name, holdMode: holdMode, sound: text(.sound), volume: number(.volume) ?? 80,
+            fadeIn: duration(.fadeIn) ?? .seconds(10), device: text(.device) ?? "default", systemVolume: number(.systemVolume),
+            source: text(.source), emitters: self[.emitter].value?.list ?? [], bpm: number(.bpm) ?? 60,
+            sleepSound: text(.sleepSound), sleepVolume: number(.sleepVolume) ?? 60, sleepDevice: text(.sleepDevice),
+            dismissal: dismissal, showsCountdown: showsCountdown, usesColour: usesColour)
+    }
+}
+
+/// Resolves a nap's settings from their layers: a pure function, the one place the precedence of
+/// SPEC §3 lives.
+public enum NapSettingsResolver {
+    /// Each setting from the strongest layer that has it: the flag, the environment, the preset
+    /// named with `--preset` (or `SNOOZEFUSE_PRESET`), the settings, the default preset (the
+    /// `preset` setting, else `basic`), the built-in default.
+    ///
+    /// A value is read by the same parser wherever it comes from. A refused flag is a usage error
+    /// (exit 64); a refused value from the environment, a preset or the settings is a
+    /// configuration error (exit 78) that says where it came from. An unknown preset named with
+    /// `--preset` is a usage error; named anywhere else, a configuration error.
+    public static func resolve(_ layers: NapSettingLayers) throws(NapSetupError) -> ResolvedNapSettings {
+        // The preset first: where it was named decides where its values rank.
+        var settings: [ResolvedNapSettings.Setting] = []
+        let (presetValue, presetSource) = try value(of: .preset, layers: layers, preset: nil, named: false)
+        let presetName = presetValue?.text ?? Preset.basic.name
+        guard let preset = layers.preset(named: presetName) else {
+            throw failure(.preset, source: presetSource, message: layers.unknownPresetMessage(presetName), text: [presetName])
+        }
+        settings.append(.init(key: .preset, value: .text(preset.name), source: presetSource))
+        let named = presetSource == .flag || presetSource == .environment
+        for key in NapSettingKey.allCases where key != .preset {
+            let (value, source) = try value(of: key, layers: layers, preset: preset, named: named)
+            settings.append(.init(key: key, value: value, source: source))
+        }
+        return ResolvedNapSettings(settings: settings, preset: preset)
+    }
+
+    /// `key`'s value and source: the first layer that has it.
+    private static func value(of key: NapSettingKey, layers: NapSettingLayers, preset: NapPreset?,
+                              named: Bool) throws(NapSetupError) -> (NapSettingValue?, NapSettingSource) {
+        var candidates: [(NapSettingSource, [String])] = []
+        if let flag = layers.flags[key], !flag.isEmpty { candidates.append((.flag, flag)) }
+        if let variable = layers.environment[key.environmentVariable], !variable.isEmpty {
+            let values = key.isList ? variable.split(separator: "\n").map(String.init) : [variable]
+            candidates.append((.environment, values))
+        }
+        if named, let preset, let values = preset.values[key.rawValue] { candidates.append((.preset(preset.name), values)) }
+        if let values = layers.settings[key.rawValue], !values.isEmpty { candidates.append((.config, values)) }
+        if !named, let preset, let values = preset.values[key.rawValue] { candidates.append((.defaultPreset(preset.name), values)) }
+        guard let (source, texts) = candidates.first else { return (key.builtInDefault, .builtIn) }
+        do {
+            return (try key.parse(texts), source)
+        } catch {
+            throw failure(key, source: source, message: error.message, text: texts)
+        }
+    }
+
+    /// A refused value, as the error its source calls for.
+    private static func failure(_ key: NapSettingKey, source: NapSettingSource, message: String, text: [String]) -> NapSetupError {
+        let shown = text.joined(separator: "; ")
+        switch source {
+        case .flag:
+            return NapSetupError(.usage, [message])
+        case .environment:
+            return NapSetupError(.badConfiguration, ["\(key.environmentVariable)=\(shown): \(message)"])
+        case .preset(let name), .defaultPreset(let name):
+            return NapSetupError(.badConfiguration, ["the preset \"\(name)\" holds \(key.rawValue) \(shown): \(message) (`snoozefuse presets save \(name) \(key.flag) VALUE` changes it)"])
+        case .config:
+            return NapSetupError(.badConfiguration, ["the setting \(key.rawValue) is \(shown): \(message) (`snoozefuse config set \(key.rawValue) VALUE` changes it, `snoozefuse config unset \(key.rawValue)` removes it)"])
+        case .builtIn:
+            return NapSetupError(.internalError, ["the built-in default of \(key.rawValue) is refused: \(message)"])
+        }
+    }
+}

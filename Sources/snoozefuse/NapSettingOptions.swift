@@ -1,0 +1,57 @@
+import ArgumentParser
+import SnoozeFuseCore
+import SnoozeFuseRuntime
+
+/// The flag of a nap setting: its help and value name come from the setting itself, so `--help`,
+/// `config list` and the README say the same thing.
+func settingHelp(_ key: NapSettingKey) -> ArgumentHelp {
+    ArgumentHelp(key.help, valueName: key.valueName)
+}
+
+/// The timer and alarm flags `nap` and `presets save` share, kept as typed: each is read by its
+/// setting's one parser (`NapSettingKey.parse`), the parser of the environment, the settings and
+/// the presets too, so a value is refused with the same message wherever it comes from (exit 64).
+struct NapSettingOptions: ParsableArguments {
+    @Option(help: settingHelp(.release)) var release: String?
+    @Option(help: settingHelp(.nap)) var nap: String?
+    @Option(help: settingHelp(.max)) var max: String?
+    @Option(name: .customLong("ring-limit"), help: settingHelp(.ringLimit)) var ringLimit: String?
+    @Option(help: settingHelp(.snooze)) var snooze: String?
+    @Option(help: settingHelp(.sound)) var sound: String?
+    @Option(help: settingHelp(.volume)) var volume: String?
+    @Option(name: .customLong("fade-in"), help: settingHelp(.fadeIn)) var fadeIn: String?
+    @Option(help: settingHelp(.device)) var device: String?
+    @Option(name: .customLong("system-volume"), help: settingHelp(.systemVolume)) var systemVolume: String?
+    @Option(help: settingHelp(.source)) var source: String?
+    @Option(name: .customLong("emitter"), help: settingHelp(.emitter)) var emitters: [String] = []
+    @Option(help: settingHelp(.bpm)) var bpm: String?
+    @Option(name: .customLong("sleep-sound"), help: settingHelp(.sleepSound)) var sleepSound: String?
+    @Option(name: .customLong("sleep-volume"), help: settingHelp(.sleepVolume)) var sleepVolume: String?
+    @Option(name: .customLong("sleep-device"), help: settingHelp(.sleepDevice)) var sleepDevice: String?
+    @Option(help: settingHelp(.dismiss), completion: .list(DismissMode.allCases.map(\.rawValue))) var dismiss: String?
+
+    /// The flags given, by setting.
+    var given: [NapSettingKey: [String]] {
+        let single: [(NapSettingKey, String?)] = [
+            (.release, release), (.nap, nap), (.max, max), (.ringLimit, ringLimit), (.snooze, snooze), (.sound, sound),
+            (.volume, volume), (.fadeIn, fadeIn), (.device, device), (.systemVolume, systemVolume), (.source, source),
+            (.bpm, bpm), (.sleepSound, sleepSound), (.sleepVolume, sleepVolume), (.sleepDevice, sleepDevice),
+            (.dismiss, dismiss),
+        ]
+        var given: [NapSettingKey: [String]] = [:]
+        for case let (key, value?) in single { given[key] = [value] }
+        if !emitters.isEmpty { given[.emitter] = emitters }
+        return given
+    }
+
+    func validate() throws {
+        try checkSettingFlags(given)
+    }
+}
+
+/// Reads every flag given with its setting's parser; the first refused one is a usage error.
+func checkSettingFlags(_ flags: [NapSettingKey: [String]]) throws {
+    for (key, values) in flags.sorted(by: { $0.key < $1.key }) {
+        do { _ = try key.parse(values) } catch { throw ValidationError(error.message) }
+    }
+}
