@@ -30,24 +30,36 @@ public final class LiveNap: Sendable {
     private let lock: NapLock
     private let wakefulness: NapWakefulness
     private let hooks: NapHooks?
+    private let holder: LiveSessionState.Holder
+    private let history: NapHistoryLog
+    private let message: @Sendable (String) -> Void
 
     /// Everything the nap records, in order (see ``NapSession/records``).
     public var records: AsyncStream<SessionRecord> { session.records }
 
     /// Prepares a new nap. Problems found now end it before it begins (``NapSetupError``): another
     /// nap runs (exit 75), a bad sound, an unknown plugin… `message` gets what is worth saying at
-    /// once (a missing built-in folder, plugins the scan refused, an interrupted nap replaced).
+    /// once (a missing built-in folder, plugins the scan refused, an interrupted nap replaced, a
+    /// history that cannot be written).
     public convenience init(_ configuration: NapConfiguration, loop: EventLoop,
                             message: @escaping @Sendable (String) -> Void) throws(NapSetupError) {
         let paths = try Self.storePaths()
         let lock = try Self.takeLock(paths)
         if let interrupted = LiveSessionKeeper.read(paths) {
             message("an interrupted nap (started \(interrupted.started?.wall ?? "?"), its alarm due \(interrupted.alarm?.due.wall ?? "?")) was never rung; this nap replaces it (`snoozefuse resume` rings an interrupted nap)")
+            // Found and discarded under the nap lock: recorded once, here.
+            if let warning = NapHistoryLog(paths: paths).record(interrupted, outcome: "interrupted", endedAt: interrupted.updated.wallSeconds,
+                                                                recordedBy: LiveSessionState.Holder.nap.rawValue) {
+                message("warning: \(warning)")
+            }
         }
         let chosen = try AlarmSoundChoice.resolve(configuration.sound, notice: message)
         try AlarmSoundChoice.check(chosen)
+        let facts = NapHistoryFacts(holder: LiveSessionState.Holder.nap.rawValue, holdMode: configuration.holdMode,
+                                    sound: configuration.source.map { "source \($0)" } ?? configuration.sound ?? BuiltInSounds.defaultName,
+                                    preset: configuration.presetName, created: Date().timeIntervalSince1970)
         try self.init(configuration: configuration, sound: chosen, plugins: true, initialSession: nil, holder: .nap,
-                      terminal: true, paths: paths, lock: lock, loop: loop, message: message)
+                      terminal: true, paths: paths, lock: lock, loop: loop, message: message, history: facts)
         if let guardian = Guardian.start(paths: paths) {
             keeper.setGuardian(guardian)
         } else {
@@ -80,8 +92,13 @@ public final class LiveNap: Sendable {
         let now = BootInstant.now, wallNow = Date()
         let sameBoot = live.bootID == currentBootID()
         let due = live.alarm.map { $0.due.instant(sameBoot: sameBoot, now: now, wallNow: wallNow) }
+        let history = NapHistoryLog(paths: paths)
         switch TakeOver.plan(phase: live.phase, alarm: due, reason: live.alarm?.reason ?? .nap, now: now, maxLate: maxLate) {
         case .nothing:
+            // It never started (or had ended): nothing to ring, but it is recorded as it stopped.
+            if let warning = history.record(live, outcome: "interrupted", endedAt: live.updated.wallSeconds, recordedBy: holder.rawValue) {
+                message("warning: \(warning)")
+            }
             try? AtomicFile.remove(paths.liveSession)
             return .nothing
         case .missed(_, let late):
@@ -90,6 +107,10 @@ public final class LiveNap: Sendable {
                                        message: "the alarm of the nap started \(live.started?.wall ?? "?") was due at \(due) and was missed by \(late.compactDescription)")
             record.phase = live.phase
             GuardianLog(paths: paths).append(record)
+            if let warning = history.record(live, outcome: "missed", endedAt: live.alarm?.due.wallSeconds ?? wallNow.timeIntervalSince1970,
+                                            recordedBy: holder.rawValue) {
+                message("warning: \(warning)")
+            }
             try? AtomicFile.remove(paths.liveSession)
             return .missed(due: due, late: late)
         case .ring(let at, let reason, _):
@@ -106,9 +127,11 @@ public final class LiveNap: Sendable {
                 sound = .file(path: builtIn)
             }
             let initial = Session<BootInstant>(timers: setup.timers, resumingAlarmAt: at, reason: reason, at: now)
+            var facts = live.historyFacts
+            facts.takeOver(by: holder.rawValue)
             let nap = try LiveNap(configuration: configuration, sound: sound, plugins: false, initialSession: initial,
                                   holder: holder, terminal: holder == .resume, paths: paths, lock: lock, loop: loop,
-                                  message: message, ttyForBell: live.terminal)
+                                  message: message, history: facts, ttyForBell: live.terminal)
             return .ringing(nap)
         }
     }
@@ -116,7 +139,7 @@ public final class LiveNap: Sendable {
     private init(configuration: NapConfiguration, sound chosen: AlarmSound, plugins usesPlugins: Bool,
                  initialSession: Session<BootInstant>?, holder: LiveSessionState.Holder, terminal: Bool,
                  paths: StorePaths, lock: NapLock, loop: EventLoop, message: @escaping @Sendable (String) -> Void,
-                 ttyForBell: String? = nil) throws(NapSetupError) {
+                 history facts: NapHistoryFacts, ttyForBell: String? = nil) throws(NapSetupError) {
         let (notes, noteFeed) = AsyncStream.makeStream(of: SessionNote.self, bufferingPolicy: .unbounded)
         // An alarm must be heard: a sound too quiet to wake anyone is replaced now, with a warning.
         let (audible, quiet) = AlarmSoundChoice.audible(chosen, volume: configuration.volume)
@@ -191,13 +214,17 @@ public final class LiveNap: Sendable {
             wakefulness.follow(record)
             hooks?.follow(record)
         }
-        let session = NapSession(configuration: configuration, ports: ports)
+        let session = NapSession(configuration: configuration, ports: ports, history: facts)
+        keeper.trackHistory { [weak session] in session?.history }
         self.session = session
         self.plugins = plugins
         self.keeper = keeper
         self.lock = lock
         self.wakefulness = wakefulness
         self.hooks = hooks
+        self.holder = holder
+        self.message = message
+        history = NapHistoryLog(paths: paths)
         // Other terminals of this user reach the nap here; without the socket the nap still runs.
         do {
             control = try ControlServer(socket: paths.controlSocket(), loop: loop) { [weak session] request in
@@ -215,11 +242,16 @@ public final class LiveNap: Sendable {
         }
     }
 
-    /// Runs the nap until it has ended and its outputs are down; its live state is gone then.
+    /// Runs the nap until it has ended and its outputs are down; its live state is gone then, and
+    /// the nap is in the history (or `message` says why it could not be written).
     public func run() async -> NapResult {
         let result = await session.run()
         control?.close()
         keeper.remove()
+        if let facts = session.history,
+           let warning = history.record(facts.entry(outcome: result.outcome.rawValue, recordedBy: holder.rawValue)) {
+            message("warning: \(warning)")
+        }
         await wakefulness.finish()
         // The `end` hook has its 10 s before the program exits.
         await hooks?.finish()

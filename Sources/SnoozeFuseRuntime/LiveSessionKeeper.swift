@@ -22,6 +22,7 @@ final class LiveSessionKeeper: Sendable {
         var guardianPid: Int32?
         var latest: LiveSessionState?
         var warned = false
+        var history: (@Sendable () -> NapHistoryFacts?)?
     }
 
     init(paths: StorePaths, setup: SavedAlarmSetup, holder: LiveSessionState.Holder, terminal: String?,
@@ -41,15 +42,21 @@ final class LiveSessionKeeper: Sendable {
         state.withLock { $0.guardianPid = pid }
     }
 
+    /// Where the nap's history facts come from (its session), saved with each state.
+    func trackHistory(_ facts: @escaping @Sendable () -> NapHistoryFacts?) {
+        state.withLock { $0.history = facts }
+    }
+
     /// Saves `session` as it is at `now`; an ended session's state is removed.
     func save(_ session: Session<BootInstant>, now: BootInstant) {
         guard !session.phase.isTerminal else {
             remove()
             return
         }
-        let guardianPid = state.withLock { $0.guardianPid }
+        let (guardianPid, history) = state.withLock { ($0.guardianPid, $0.history) }
         let live = LiveSessionState(session: session, now: now, wallNow: Date(), pid: getpid(), holder: holder,
-                                    guardianPid: guardianPid, bootID: bootID, terminal: terminal, setup: setup)
+                                    guardianPid: guardianPid, bootID: bootID, terminal: terminal, setup: setup,
+                                    history: history?())
         state.withLock { $0.latest = live }
         do {
             try AtomicFile.write(live.encoded(), to: paths.liveSession)

@@ -98,6 +98,8 @@ public struct LiveSessionState: Codable, Sendable, Hashable {
     public var terminal: String?
     public var setup: SavedAlarmSetup
     public var updated: SavedInstant
+    /// What the history will record of the nap, so far (absent in states of earlier releases).
+    public var history: NapHistoryFacts?
 
     /// The JSON of the file.
     public func encoded() -> Data {
@@ -113,7 +115,7 @@ public struct LiveSessionState: Codable, Sendable, Hashable {
 
     /// The state of `session` at `now`.
     public init(session: Session<BootInstant>, now: BootInstant, wallNow: Date, pid: Int32, holder: Holder,
-                guardianPid: Int32?, bootID: String, terminal: String?, setup: SavedAlarmSetup) {
+                guardianPid: Int32?, bootID: String, terminal: String?, setup: SavedAlarmSetup, history: NapHistoryFacts? = nil) {
         func saved(_ instant: BootInstant?) -> SavedInstant? { instant.map { SavedInstant($0, now: now, wallNow: wallNow) } }
         self.pid = pid
         self.holder = holder
@@ -138,6 +140,7 @@ public struct LiveSessionState: Codable, Sendable, Hashable {
         self.terminal = terminal
         self.setup = setup
         updated = SavedInstant(now, now: now, wallNow: wallNow)
+        self.history = history
     }
 }
 

@@ -164,14 +164,17 @@ public final class NapSession<C: Clock>: Sendable where C.Duration == Duration {
         var interrupted = false
         /// Where the session's `t` counts from, once it has started.
         var origin: C.Instant?
+        var history: NapHistoryFacts?
     }
 
-    public init(configuration: NapConfiguration, ports: NapPorts<C>) {
+    /// A nap of `configuration` on `ports`; with `history`, every record also goes into those facts
+    /// (see ``history``).
+    public init(configuration: NapConfiguration, ports: NapPorts<C>, history: NapHistoryFacts? = nil) {
         self.configuration = configuration
         self.ports = ports
         (records, recordFeed) = AsyncStream.makeStream(of: SessionRecord.self, bufferingPolicy: .unbounded)
         (events, eventFeed) = AsyncStream.makeStream(of: SessionEvent.self, bufferingPolicy: .unbounded)
-        state = Mutex(State(keys: NapKeys(holdMode: configuration.holdMode, dismissal: configuration.dismissal)))
+        state = Mutex(State(keys: NapKeys(holdMode: configuration.holdMode, dismissal: configuration.dismissal), history: history))
     }
 
     /// The phase of the nap now.
@@ -179,6 +182,10 @@ public final class NapSession<C: Clock>: Sendable where C.Duration == Duration {
 
     /// What the keys can do now: the word that stops the ringing alarm, a pending confirmation.
     public var keyPrompt: KeyPrompt { state.withLock { $0.keys.prompt } }
+
+    /// What the history will record of this nap so far: up to date with every record already
+    /// relayed (so with a change's records when the driver reports the change).
+    public var history: NapHistoryFacts? { state.withLock { $0.history } }
 
     /// Hands a command to the nap; never waits.
     public func send(_ command: NapCommand) {
@@ -238,22 +245,21 @@ public final class NapSession<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     fileprivate func relay(_ record: SessionRecord) {
-        var prompt: KeyPrompt?
-        if record.event == .phase, let phase = record.phase {
-            let now = ports.clock.now
-            prompt = state.withLock { state in
-                if state.origin == nil { state.origin = now.advanced(by: .zero - .milliseconds(Int64(record.t * 1000))) }
-                let before = state.keys.prompt
-                if phase == .ringing {
-                    // A new word at every ring (the first, and after each snooze).
-                    var generator = SystemRandomNumberGenerator()
-                    state.keys.ringingBegan(word: DismissWords.random(using: &generator))
-                } else if state.phase == .ringing {
-                    state.keys.ringingEnded()
-                }
-                state.phase = phase
-                return state.keys.prompt != before || phase == .ringing ? state.keys.prompt : nil
+        let now = ports.clock.now
+        let prompt: KeyPrompt? = state.withLock { state in
+            state.history?.observe(record)
+            guard record.event == .phase, let phase = record.phase else { return nil }
+            if state.origin == nil { state.origin = now.advanced(by: .zero - .milliseconds(Int64(record.t * 1000))) }
+            let before = state.keys.prompt
+            if phase == .ringing {
+                // A new word at every ring (the first, and after each snooze).
+                var generator = SystemRandomNumberGenerator()
+                state.keys.ringingBegan(word: DismissWords.random(using: &generator))
+            } else if state.phase == .ringing {
+                state.keys.ringingEnded()
             }
+            state.phase = phase
+            return state.keys.prompt != before || phase == .ringing ? state.keys.prompt : nil
         }
         ports.onRecord?(record)
         recordFeed.yield(record)

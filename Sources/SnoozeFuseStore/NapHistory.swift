@@ -2,7 +2,8 @@ import GRDB
 
 /// One nap as the history records it (a row of the `naps` table). Plain text and numbers: the
 /// runtime decides what goes in. Times are ISO 8601 UTC with milliseconds (they sort as text).
-public struct NapHistoryEntry: Sendable, Hashable {
+/// In JSON (`history --json`) its identity is `id` and its times `started` and `ended`.
+public struct NapHistoryEntry: Sendable, Hashable, Codable {
     /// The nap's own identity (kept in its live state): a nap is recorded once, whoever records it.
     public var napID: String
     public var startedAt: String
@@ -27,6 +28,11 @@ public struct NapHistoryEntry: Sendable, Hashable {
     /// Which command wrote this row (`nap`, `guardian`, `resume`, `stop`).
     public var recordedBy: String
     public var preset: String?
+
+    enum CodingKeys: String, CodingKey {
+        case napID = "id", startedAt = "started", endedAt = "ended"
+        case fallAsleepSeconds, napSeconds, latenessMs, outcome, alarmReason, snoozes, sound, output, rungBy, recordedBy, preset
+    }
 
     public init(napID: String, startedAt: String, endedAt: String, fallAsleepSeconds: Double? = nil,
                 napSeconds: Double? = nil, latenessMs: Double? = nil, outcome: String, alarmReason: String? = nil,

@@ -110,9 +110,9 @@ func sendToNap(_ request: ControlRequest) throws -> ControlReply {
         reply = try NapControl.send(request)
     } catch {
         if case .noNap = error, request.command == .stop, NapStatus.read().status == .interrupted {
-            // Nobody holds an interrupted nap: stopping it means forgetting it.
-            NapStatus.forgetInterrupted()
-            writeLine("snoozefuse: the interrupted nap is forgotten.", to: STDERR_FILENO)
+            // Nobody holds an interrupted nap: stopping it means forgetting it (the history keeps it).
+            if let warning = NapStatus.forgetInterrupted() { writeLine("snoozefuse: warning: \(warning)", to: STDERR_FILENO) }
+            writeLine("snoozefuse: the interrupted nap is forgotten (`snoozefuse history` lists it as interrupted).", to: STDERR_FILENO)
             return ControlReply(ok: true, message: "forgotten", state: nil)
         }
         writeLine("snoozefuse: \(error)", to: STDERR_FILENO)

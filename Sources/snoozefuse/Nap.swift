@@ -28,7 +28,8 @@ struct Nap: ParsableCommand {
         for good takes a waking mind (--dismiss): word (the default) shows a short word to type \
         and confirm with Enter, and a wrong word keeps ringing; hold wants a key held down for \
         3 s; key stops at one Enter, space or d (scripts; trust yourself). `snoozefuse stop` \
-        from another terminal asks the same. Ctrl-C cancels at any time (exit 130).
+        from another terminal asks the same. Ctrl-C cancels at any time (exit 130). Every nap is \
+        recorded in `snoozefuse history` when it ends.
 
         Examples:
           snoozefuse nap --no-hold

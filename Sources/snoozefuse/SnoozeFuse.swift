@@ -21,7 +21,7 @@ struct SnoozeFuse: AsyncParsableCommand {
         70 internal error, 75 another nap is running, 78 bad configuration, 130 interrupted (Ctrl-C).
         """,
         version: "snoozefuse \(version)",
-        subcommands: [Nap.self, Status.self, Stop.self, Snooze.self, Add.self, Resume.self, Presets.self, Config.self,
+        subcommands: [Nap.self, Status.self, Stop.self, Snooze.self, Add.self, Resume.self, Presets.self, Config.self, History.self,
                       Sounds.self, Plugins.self, Devices.self, Doctor.self, GuardianCommand.self]
     )
 }

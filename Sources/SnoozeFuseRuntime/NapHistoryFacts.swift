@@ -1,0 +1,154 @@
+public import Foundation
+import SnoozeFuseCore
+import SnoozeFuseStore
+
+/// What the history keeps of a nap, gathered from its records as it runs (``observe(_:)``) and
+/// saved in its live state at every change: so whoever ends it (the nap itself, its guardian,
+/// `resume`, or the command that finds it interrupted) records the same facts, once (``napID``).
+///
+/// Instants are wall-clock seconds since 1970, each the session's origin plus the record's `t`
+/// (the boot-time clock of the deadlines): the differences are exact, whatever the wall clock does.
+public struct NapHistoryFacts: Codable, Sendable, Hashable {
+    /// The nap's identity: the history has one row per nap.
+    public var napID: String
+    /// Who holds the nap now (`nap`, `guardian`, `resume`): who rings it if it rings.
+    public var holder: String
+    /// Whether the nap waited for a held key (only then is there a time to fall asleep).
+    public var holdMode: Bool
+    public var sound: String?
+    public var preset: String?
+    /// When the nap was set up (its start, when it never started).
+    public var created: Double
+    /// The session's start: the first hold, or the start of the release with `--no-hold`.
+    public var started: Double?
+    /// The final release: the hold that ended last before the nap timer started.
+    public var fellAsleep: Double?
+    /// When the nap timer started.
+    public var napping: Double?
+    /// When the alarm first rang, why, how late, on which output, and who rang it.
+    public var firstRing: Double?
+    public var reason: String?
+    public var latenessMs: Double?
+    public var output: String?
+    public var rungBy: String?
+    public var snoozes = 0
+    /// How it ended (`dismissed`, `ring_limit`, `cancelled`) and when.
+    public var outcome: String?
+    public var ended: Double?
+    /// The start of the last release so far (the final one once the nap timer starts).
+    var lastRelease: Double?
+    /// The wall-clock time of this session's `t = 0` (a session taken over has its own).
+    var origin: Double?
+
+    public init(napID: String = UUID().uuidString.lowercased(), holder: String, holdMode: Bool, sound: String?,
+                preset: String?, created: Double) {
+        self.napID = napID
+        self.holder = holder
+        self.holdMode = holdMode
+        self.sound = sound
+        self.preset = preset
+        self.created = created
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case napID, holder, holdMode, sound, preset, created, started, fellAsleep, napping, firstRing, reason
+        case latenessMs, output, rungBy, snoozes, outcome, ended, lastRelease
+    }
+
+    /// The nap is taken over by `holder` (a guardian, `resume`): a session of its own, with its own
+    /// clock origin, goes on from here.
+    public mutating func takeOver(by holder: String) {
+        self.holder = holder
+        origin = nil
+    }
+
+    /// Takes in one record of the session.
+    public mutating func observe(_ record: SessionRecord) {
+        if origin == nil, let wall = WallClockText.secondsSince1970(iso8601: record.wall) { origin = wall - record.t }
+        let at = (origin ?? created) + record.t
+        switch record.event {
+        case .phase:
+            switch record.phase {
+            case .holding?:
+                if started == nil { started = at }
+            case .releasing?:
+                if started == nil { started = at }
+                lastRelease = at
+            case .napping?:
+                if napping == nil {
+                    napping = at
+                    if holdMode { fellAsleep = lastRelease }
+                }
+            case .ringing?:
+                if firstRing == nil {
+                    firstRing = at
+                    rungBy = holder
+                }
+            case .snoozed?:
+                snoozes += 1
+            case .finished?, .cancelled?, .ready?, nil:
+                break
+            }
+        case .alarm:
+            if latenessMs == nil {
+                latenessMs = record.latenessMs
+                output = record.output
+                reason = record.reason?.rawValue
+            }
+        case .end:
+            outcome = record.outcome?.rawValue
+            ended = at
+        default:
+            break
+        }
+    }
+
+    /// The history's row: ended as it ended, or with `outcome` (`interrupted`, `missed`) at
+    /// `endedAt`, written by `recordedBy`.
+    func entry(outcome: String? = nil, endedAt: Double? = nil, recordedBy: String) -> NapHistoryEntry {
+        let start = started ?? created
+        let end = endedAt ?? ended ?? Date().timeIntervalSince1970
+        func rounded(_ seconds: Double) -> Double { (seconds * 1000).rounded() / 1000 }
+        return NapHistoryEntry(
+            napID: napID, startedAt: WallClockText.iso8601(secondsSince1970: start),
+            endedAt: WallClockText.iso8601(secondsSince1970: max(end, start)),
+            fallAsleepSeconds: fellAsleep.map { rounded(max($0 - start, 0)) },
+            napSeconds: napping.map { rounded(max((firstRing ?? end) - $0, 0)) },
+            latenessMs: latenessMs, outcome: outcome ?? self.outcome ?? "cancelled", alarmReason: reason,
+            snoozes: snoozes, sound: sound, output: output, rungBy: rungBy, recordedBy: recordedBy, preset: preset)
+    }
+}
+
+/// Writes naps into the history (the `naps` table of the database), each once.
+struct NapHistoryLog: Sendable {
+    let paths: StorePaths
+
+    /// Records `entry`; returns what to say when it could not be (the nap is not affected).
+    func record(_ entry: NapHistoryEntry) -> String? {
+        do {
+            try StoreDatabase.openForWriting(file: paths.database, checkIntegrity: true).recordNap(entry)
+            return nil
+        } catch {
+            return "this nap (\(entry.outcome)) could not be recorded in the history: \(UserData.failure(error).lines.joined(separator: " "))"
+        }
+    }
+
+    /// Records the nap whose live state is `live` as `outcome` (`interrupted`, `missed`): it ended
+    /// without anyone ringing it to its end.
+    func record(_ live: LiveSessionState, outcome: String, endedAt: Double, recordedBy: String) -> String? {
+        record(live.historyFacts.entry(outcome: outcome, endedAt: endedAt, recordedBy: recordedBy))
+    }
+}
+
+extension LiveSessionState {
+    /// The facts saved with the state, or, for a state an earlier release saved, what it says.
+    var historyFacts: NapHistoryFacts {
+        if let history { return history }
+        var facts = NapHistoryFacts(napID: "\(bootID)-\(pid)-\(started?.wall ?? updated.wall)", holder: holder.rawValue,
+                                    holdMode: false, sound: setup.soundName, preset: setup.presetName,
+                                    created: started?.wallSeconds ?? updated.wallSeconds)
+        facts.started = started?.wallSeconds
+        facts.snoozes = snoozes
+        return facts
+    }
+}

@@ -1,0 +1,184 @@
+import ArgumentParser
+import Foundation
+import SnoozeFuseRuntime
+
+// `history [--json] [--since D]` and `history export --csv`: the naps recorded when they ended.
+// Data goes to standard output (one line per nap, the summary, the chart), messages to standard
+// error. Exit statuses: 0; 64 a bad --since; 78 the database cannot be used.
+
+struct History: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "The naps you took: one line each, then what they say about your sleep.",
+        discussion: """
+        Every nap is recorded when it ends, however it ends: dismissed, ring_limit, cancelled, \
+        interrupted (both its process and its guardian were gone: recorded by the next nap, \
+        `resume` or `stop` that finds it) or missed (`resume` found its alarm too late to ring). \
+        A line says when it started, the time to fall asleep (first hold to final release; none \
+        with --no-hold), how long it napped (the nap timer until the alarm), the outcome, why the \
+        alarm rang (nap, or max: the failsafe) and how late, the snoozes, who rang it (nap, \
+        guardian, resume) and the sound and output.
+
+        Then a summary: naps in the last 7 days, the median time to fall asleep, how often the \
+        max failsafe rang, how often you snoozed, and a chart of the time to fall asleep over the \
+        last 30 naps (Unicode blocks on a terminal; plain seconds with NO_COLOR or when standard \
+        output is not a terminal).
+
+        Examples:
+          snoozefuse history
+          snoozefuse history --since 7d
+          snoozefuse history --since 2026-11-01 --json | jq .summary
+          snoozefuse history export --csv > naps.csv
+        """,
+        subcommands: [List.self, Export.self],
+        defaultSubcommand: List.self
+    )
+
+    /// The `--since` both subcommands take.
+    struct Since: ParsableArguments {
+        @Option(help: ArgumentHelp("Only naps started since then: a date (2026-11-01), a date and time (2026-11-01T14:00), or how far back (7d, 2w, 36h, 90m).", valueName: "when"))
+        var since: String?
+
+        func validate() throws {
+            if let since {
+                do { _ = try HistorySince.parse(since) } catch { throw ValidationError(error.description) }
+            }
+        }
+
+        func naps() throws -> [NapHistoryEntry] {
+            let bound = try since.map { text in try userData { _ throws(NapSetupError) in try HistorySince.parse(text) } }
+            return try userData { data throws(NapSetupError) in try data.history(since: bound) }
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "One line per nap, then the summary and the chart (the default).")
+
+        @OptionGroup var since: Since
+
+        @Flag(help: "Print the naps and the summary as JSON on standard output.")
+        var json = false
+
+        func run() throws {
+            let naps = try since.naps()
+            let summary = NapHistorySummary(naps)
+            if NapStatus.read().status == .interrupted {
+                writeLine("snoozefuse: an interrupted nap is not in the history yet: `snoozefuse resume` rings it or records it as missed, `snoozefuse stop` records it as interrupted.", to: STDERR_FILENO)
+            }
+            if json {
+                struct Document: Encodable {
+                    var naps: [NapHistoryEntry]
+                    var summary: NapHistorySummary
+                }
+                printJSON(Document(naps: naps, summary: summary))
+                return
+            }
+            guard !naps.isEmpty else {
+                writeLine("snoozefuse: no naps recorded\(since.since == nil ? " yet (each nap is recorded when it ends)" : " since then").", to: STDERR_FILENO)
+                return
+            }
+            // Blocks on a terminal that allows decoration; plain numbers for NO_COLOR, pipes and files.
+            let environment = ProcessInfo.processInfo.environment
+            let plain = environment["NO_COLOR"].map { !$0.isEmpty } ?? false || environment["TERM"] == "dumb"
+            write(HistoryText.render(naps, summary: summary, blocks: isatty(STDOUT_FILENO) == 1 && !plain), to: STDOUT_FILENO)
+        }
+    }
+
+    struct Export: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write the history as CSV on standard output (a header line, then one record per nap).",
+            discussion: "Columns: \(UserData.historyColumns.joined(separator: ", ")). Times are ISO 8601 UTC; durations in seconds, lateness in milliseconds.")
+
+        @Flag(help: "CSV (RFC 4180): the format of the export, and for now the only one.")
+        var csv = false
+
+        @OptionGroup var since: Since
+
+        func run() throws {
+            write(NapHistoryCSV.text(try since.naps()), to: STDOUT_FILENO)
+        }
+    }
+}
+
+/// The text of `snoozefuse history`: built in one string and written at once (tens of thousands
+/// of naps print in milliseconds, SPEC §8).
+enum HistoryText {
+    static func render(_ naps: [NapHistoryEntry], summary: NapHistorySummary, blocks: Bool) -> String {
+        var text = ""
+        text.reserveCapacity(naps.count * 110 + 600)
+        text += "STARTED           ASLEEP   NAPPED   OUTCOME      ALARM  LATE       SNOOZES  BY        SOUND → OUTPUT\n"
+        for nap in naps {
+            text += nap.startedSeconds.map(localTime) ?? nap.startedAt
+            text += "  "
+            pad(nap.fallAsleepSeconds.map(duration) ?? "-", 7, &text)
+            pad(nap.napSeconds.map(duration) ?? "-", 7, &text)
+            pad(nap.outcome, 11, &text)
+            pad(nap.alarmReason ?? "-", 5, &text)
+            pad(nap.latenessMs.map(milliseconds) ?? "-", 9, &text)
+            pad("\(nap.snoozes)", 7, &text)
+            pad(nap.rungBy ?? "-", 8, &text)
+            text += nap.sound ?? "-"
+            if let output = nap.output {
+                text += " → "
+                text += output
+            }
+            text += "\n"
+        }
+        text += "\n"
+        text += "naps in the last 7 days: \(summary.napsThisWeek)\n"
+        if let median = summary.medianFallAsleepSeconds {
+            text += "median time to fall asleep: \(duration(median)) (over \(summary.napsWithFallAsleep) nap\(summary.napsWithFallAsleep == 1 ? "" : "s") with a hold)\n"
+        } else {
+            text += "median time to fall asleep: - (no nap with a hold; --no-hold naps have none)\n"
+        }
+        text += "the max failsafe rang: \(share(summary.maxAlarms, of: summary.alarms))\n"
+        text += "snoozed: \(share(summary.snoozedAlarms, of: summary.alarms))\n"
+        let chartNaps = summary.fallAsleepLast30.count
+        if blocks {
+            let longest = summary.fallAsleepLast30.compactMap { $0 }.max().map { " (highest: \(duration($0)))" } ?? ""
+            text += "time to fall asleep, last \(chartNaps) naps: \(NapHistoryChart.blocks(summary.fallAsleepLast30))\(longest)\n"
+        } else {
+            text += "time to fall asleep, last \(chartNaps) naps (seconds): \(NapHistoryChart.numbers(summary.fallAsleepLast30))\n"
+        }
+        return text
+    }
+
+    /// `3 of 11 alarms (27%)`.
+    static func share(_ part: Int, of whole: Int) -> String {
+        guard whole > 0 else { return "no alarm rang" }
+        return "\(part) of \(whole) alarm\(whole == 1 ? "" : "s") (\(Int((Double(part) * 100 / Double(whole)).rounded()))%)"
+    }
+
+    /// `text` and spaces to `width`, then two spaces.
+    static func pad(_ field: String, _ width: Int, _ text: inout String) {
+        text += field
+        let count = field.utf8.count
+        if count < width { text += String(repeating: " ", count: width - count) }
+        text += "  "
+    }
+
+    /// Whole seconds as `45s`, `4m12s`, `1h05m`.
+    static func duration(_ seconds: Double) -> String {
+        let total = Int(seconds.rounded())
+        if total < 60 { return "\(total)s" }
+        if total < 3600 { return "\(total / 60)m" + (total % 60 == 0 ? "" : twoDigits(total % 60) + "s") }
+        return "\(total / 3600)h" + twoDigits(total % 3600 / 60) + "m"
+    }
+
+    /// `0.25 ms`, `12.4 ms`, `1203 ms`.
+    static func milliseconds(_ value: Double) -> String {
+        if value >= 100 { return "\(Int(value.rounded())) ms" }
+        let hundredths = Int((value * 100).rounded())
+        return "\(hundredths / 100).\(twoDigits(hundredths % 100)) ms"
+    }
+
+    static func twoDigits(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+
+    /// `2026-11-21 19:52` on this machine's clock.
+    static func localTime(_ seconds: Double) -> String {
+        var time = time_t(seconds.rounded(.down))
+        var parts = tm()
+        localtime_r(&time, &parts)
+        return "\(parts.tm_year + 1900)-\(twoDigits(Int(parts.tm_mon) + 1))-\(twoDigits(Int(parts.tm_mday))) \(twoDigits(Int(parts.tm_hour))):\(twoDigits(Int(parts.tm_min)))"
+    }
+}
