@@ -1,0 +1,368 @@
+import Foundation
+import Glibc
+import Testing
+import SnoozeFuseTestSupport
+
+extension NapHome {
+    var database: String { folder.path("data/snoozefuse/library.sqlite") }
+
+    /// Runs `snoozefuse arguments…` with `extra` in its environment.
+    func run(_ arguments: [String], with extra: [String: String]) throws -> ProcessResult {
+        try runProcessBlocking(BuiltProducts.executable("snoozefuse"), arguments, environment: environment.merging(extra) { $1 })
+    }
+
+    /// Runs `snoozefuse arguments…` as root without the capabilities that let root ignore file
+    /// modes (as any other user is), so a read-only folder is read-only to it.
+    func runUnprivileged(_ arguments: [String]) throws -> ProcessResult {
+        guard geteuid() == 0 else { return try run(arguments) }
+        return try runProcessBlocking(executableInPath("setpriv"), [
+            "--bounding-set=-dac_override,-dac_read_search,-fowner", "--inh-caps=-all", BuiltProducts.executable("snoozefuse").path,
+        ] + arguments, environment: environment)
+    }
+
+    /// The standard output of `snoozefuse arguments…` as JSON.
+    func json(_ arguments: [String], with extra: [String: String] = [:]) throws -> Any {
+        let result = try run(arguments, with: extra)
+        guard result.status == 0 else { throw ToolFailure(description: "\(arguments) exited \(result.status): \(result.standardError)") }
+        return try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8))
+    }
+
+    /// `nap --dry-run --json`: each setting's value (as text) and source layer.
+    func dryRun(_ arguments: [String], with extra: [String: String] = [:]) throws -> [String: (value: String, source: String)] {
+        let document = try json(["nap", "--no-hold", "--dry-run", "--json"] + arguments, with: extra) as? [String: Any]
+        var settings: [String: (value: String, source: String)] = [:]
+        for entry in document?["settings"] as? [[String: Any]] ?? [] {
+            let value = entry["value"].map { value -> String in
+                if let list = value as? [String] { return list.joined(separator: ";") }
+                return value as? String ?? "none"
+            } ?? "none"
+            settings[entry["key"] as? String ?? "?"] = (value, entry["source"] as? String ?? "?")
+        }
+        return settings
+    }
+
+    /// The recorded naps, oldest first (`history --json`).
+    func history() throws -> [[String: Any]] {
+        let document = try json(["history", "--json"]) as? [String: Any]
+        return document?["naps"] as? [[String: Any]] ?? []
+    }
+}
+
+/// A file's mode bits.
+private func mode(_ path: String) throws -> Int {
+    (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int ?? -1) & 0o777
+}
+
+@Suite("presets, config and history (the built binary, a database on disk)")
+struct UserDataCommandTests {
+    @Test func presetsAreListedShownSavedAndRemovedAndTheBuiltInsAreKept() throws {
+        let home = try NapHome()
+        let listed = try home.json(["presets", "list", "--json"]) as? [[String: Any]]
+        #expect(listed?.map { $0["name"] as? String } == ["basic", "quick-test"])
+        #expect(listed?.first?["default"] as? Bool == true && listed?.first?["builtIn"] as? Bool == true)
+
+        let saved = try home.run(["presets", "save", "power", "--nap", "15m", "--max", "25m", "--sound", "chime", "--volume", "60"])
+        #expect(saved.status == 0, "\(saved.standardError)")
+        #expect(saved.standardError.contains("saved preset \"power\""), "\(saved.standardError)")
+        // A second save changes only what it names.
+        #expect(try home.run(["presets", "save", "power", "--ring-limit", "300"]).status == 0)
+        let power = try home.json(["presets", "show", "power", "--json"]) as? [String: Any]
+        let values = power?["values"] as? [String: Any]
+        #expect(values?["nap"] as? String == "15m" && values?["max"] as? String == "25m")
+        #expect(values?["release"] as? String == "30s", "the rest from the default preset")
+        #expect(values?["ring-limit"] as? String == "5m", "stored as the parser reads it")
+        #expect(values?["sound"] as? String == "chime" && values?["volume"] as? String == "60")
+        #expect(power?["builtIn"] as? Bool == false)
+
+        // nap --preset uses a saved preset.
+        let nap = try home.dryRun(["--preset", "power"])
+        #expect(nap["nap"]?.value == "15m" && nap["nap"]?.source == "preset")
+        #expect(nap["ring-limit"]?.value == "5m" && nap["sound"]?.value == "chime")
+        let shown = try home.run(["presets", "show", "power"])
+        #expect(shown.standardOutput.contains("nap") && shown.standardOutput.contains("15m"), "\(shown.standardOutput)")
+
+        // The built-ins cannot be overwritten or removed; unknown names are missing input.
+        let overwrite = try home.run(["presets", "save", "basic", "--nap", "1m"])
+        #expect(overwrite.status == 64 && overwrite.standardError.contains("built-in"), "\(overwrite.standardError)")
+        let removeBuiltIn = try home.run(["presets", "remove", "Quick-Test"])
+        #expect(removeBuiltIn.status == 64 && removeBuiltIn.standardError.contains("built-in"), "\(removeBuiltIn.standardError)")
+        #expect(try home.run(["presets", "show", "nope"]).status == 66)
+        #expect(try home.run(["presets", "remove", "nope"]).status == 66)
+        let napUnknown = try home.run(["nap", "--no-hold", "--dry-run", "--preset", "nope"])
+        #expect(napUnknown.status == 64 && napUnknown.standardError.contains("unknown preset \"nope\""), "\(napUnknown.standardError)")
+        // A value a preset cannot hold, and one the flag refuses, are refused with the flag's message.
+        let badValue = try home.run(["presets", "save", "quiet", "--volume", "0"])
+        let napBadValue = try home.run(["nap", "--no-hold", "--volume", "0"])
+        #expect(badValue.status == 64 && napBadValue.status == 64)
+        #expect(badValue.standardError.contains("--volume 0 would make the alarm silent"), "\(badValue.standardError)")
+        #expect(napBadValue.standardError.contains("--volume 0 would make the alarm silent"), "\(napBadValue.standardError)")
+
+        #expect(try home.run(["presets", "remove", "power"]).status == 0)
+        let after = try home.json(["presets", "list", "--json"]) as? [[String: Any]]
+        #expect(after?.map { $0["name"] as? String } == ["basic", "quick-test"])
+        #expect(try mode(home.database) == 0o600)
+        #expect(try mode(home.folder.path("data/snoozefuse")) == 0o700)
+    }
+
+    @Test func settingsAreCheckedAsTheFlagsAre() throws {
+        let home = try NapHome()
+        let silent = try home.run(["config", "set", "volume", "0"])
+        #expect(silent.status == 64 && silent.standardError.contains("--volume 0 would make the alarm silent"), "\(silent.standardError)")
+        let soon = try home.run(["config", "set", "nap", "soon"])
+        #expect(soon.status == 64 && soon.standardError.contains("90s, 20m, 1h30m, 1h 30m, 25:00"), "\(soon.standardError)")
+        let unknown = try home.run(["config", "set", "loudness", "3"])
+        #expect(unknown.status == 64 && unknown.standardError.contains("there is no setting \"loudness\""), "\(unknown.standardError)")
+        let noPreset = try home.run(["config", "set", "preset", "nope"])
+        #expect(noPreset.status == 64 && noPreset.standardError.contains("unknown preset \"nope\""), "\(noPreset.standardError)")
+
+        #expect(try home.run(["config", "set", "sound", "chime"]).status == 0)
+        #expect(try home.run(["config", "set", "emitter", "terminal", "command:run=true"]).status == 0)
+        #expect(try home.run(["config", "get", "sound"]).standardOutput == "chime\n")
+        #expect(try home.run(["config", "get", "emitter"]).standardOutput == "terminal\ncommand:run=true\n")
+        let list = try home.json(["config", "list", "--json"]) as? [[String: Any]]
+        let sound = list?.first { $0["key"] as? String == "sound" }
+        #expect(sound?["value"] as? String == "chime" && sound?["environment"] as? String == "SNOOZEFUSE_SOUND")
+        #expect(try home.dryRun([])["emitter"]?.value == "terminal;command:run=true")
+        #expect(try home.run(["config", "unset", "sound"]).status == 0)
+        let unset = try home.run(["config", "get", "sound"])
+        #expect(unset.status == 0 && unset.standardOutput.isEmpty && unset.standardError.contains("not set"))
+
+        // A value from the environment is read by the same parser: a bad one is a configuration error.
+        let badVariable = try home.run(["nap", "--no-hold", "--dry-run"], with: ["SNOOZEFUSE_VOLUME": "0"])
+        #expect(badVariable.status == 78, "\(badVariable.standardError)")
+        #expect(badVariable.standardError.contains("SNOOZEFUSE_VOLUME=0: --volume 0 would make the alarm silent"), "\(badVariable.standardError)")
+    }
+
+    /// Flag, then SNOOZEFUSE_*, then the preset named with --preset, then the settings, then the
+    /// default preset, then the built-in default: each layer wins over the ones below it, and
+    /// --dry-run names it.
+    @Test func everyLayerWinsOverTheOnesBelowAndDryRunNamesIt() throws {
+        let home = try NapHome()
+        #expect(try home.run(["presets", "save", "mine", "--release", "1m", "--nap", "11m", "--max", "1h", "--volume", "40"]).status == 0)
+        #expect(try home.run(["presets", "save", "usual", "--release", "2m", "--nap", "12m", "--max", "1h", "--sound", "gentle"]).status == 0)
+        #expect(try home.run(["config", "set", "nap", "13m"]).status == 0)
+        #expect(try home.run(["config", "set", "volume", "55"]).status == 0)
+        #expect(try home.run(["config", "set", "preset", "usual"]).status == 0)
+
+        let all = try home.dryRun(["--preset", "mine", "--nap", "10m"], with: ["SNOOZEFUSE_NAP": "15m"])
+        #expect(all["nap"]?.value == "10m" && all["nap"]?.source == "flag")
+        let environment = try home.dryRun(["--preset", "mine"], with: ["SNOOZEFUSE_NAP": "15m"])
+        #expect(environment["nap"]?.value == "15m" && environment["nap"]?.source == "environment")
+        let named = try home.dryRun(["--preset", "mine"])
+        #expect(named["nap"]?.value == "11m" && named["nap"]?.source == "preset")
+        #expect(named["volume"]?.value == "40" && named["volume"]?.source == "preset", "the named preset beats the settings")
+        let settings = try home.dryRun([])
+        #expect(settings["nap"]?.value == "13m" && settings["nap"]?.source == "config")
+        #expect(settings["volume"]?.value == "55" && settings["volume"]?.source == "config")
+        #expect(settings["release"]?.value == "2m" && settings["release"]?.source == "default-preset")
+        #expect(settings["sound"]?.value == "gentle" && settings["sound"]?.source == "default-preset")
+        #expect(settings["preset"]?.value == "usual" && settings["preset"]?.source == "config")
+        #expect(settings["bpm"]?.value == "60" && settings["bpm"]?.source == "built-in")
+        #expect(try home.run(["config", "unset", "preset"]).status == 0)
+        let basic = try home.dryRun([])
+        #expect(basic["release"]?.value == "30s" && basic["release"]?.source == "default-preset")
+        #expect(basic["nap"]?.value == "13m", "the settings still beat the default preset")
+
+        // As text: one line per setting, its value and where it came from.
+        let text = try home.run(["nap", "--no-hold", "--dry-run", "--nap", "10m"], with: ["SNOOZEFUSE_SOUND": "chime"])
+        #expect(text.status == 0, "\(text.standardError)")
+        let lines = text.outputLines.map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
+        #expect(lines.contains(["nap", "10m", "--nap"]), "\(text.standardOutput)")
+        #expect(lines.contains(["sound", "chime", "SNOOZEFUSE_SOUND"]), "\(text.standardOutput)")
+        #expect(lines.contains(["volume", "55", "config"]), "\(text.standardOutput)")
+        #expect(lines.contains(["release", "30s", "default", "preset", "basic"]), "\(text.standardOutput)")
+        #expect(lines.contains(["bpm", "60", "built-in", "default"]), "\(text.standardOutput)")
+    }
+
+    /// A damaged database and one from a newer release are refused (exit 78), named with what to
+    /// do, and left byte for byte as they were; a nap still runs without them. A read-only folder
+    /// is reported.
+    @Test func aDatabaseThatCannotBeUsedIsReportedAndLeftAsItIs() throws {
+        let home = try NapHome()
+        #expect(try home.run(["presets", "save", "mine", "--nap", "11m"]).status == 0)
+        _ = try runTool("sqlite3", [home.database, "INSERT INTO grdb_migrations VALUES ('v9: dreams'); PRAGMA wal_checkpoint(TRUNCATE);"])
+        let newer = try Data(contentsOf: URL(fileURLWithPath: home.database))
+        for arguments in [["presets", "list"], ["presets", "save", "other", "--nap", "1m"], ["config", "set", "nap", "5m"], ["history"]] {
+            let refused = try home.run(arguments)
+            #expect(refused.status == 78, "\(arguments): \(refused.standardError)")
+            #expect(refused.standardError.contains(home.database) && refused.standardError.contains("newer release"), "\(refused.standardError)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: home.database)) == newer)
+
+        let garbage = Data((0 ..< 8192).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+        try FileManager.default.removeItem(atPath: home.database)
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: home.database + suffix) }
+        try garbage.write(to: URL(fileURLWithPath: home.database))
+        for arguments in [["presets", "list"], ["config", "set", "nap", "5m"], ["history", "export", "--csv"]] {
+            let damaged = try home.run(arguments)
+            #expect(damaged.status == 78, "\(arguments): \(damaged.standardError)")
+            #expect(damaged.standardError.contains("\(home.database): the database is damaged"), "\(damaged.standardError)")
+            #expect(damaged.standardError.contains(".recover"), "says how to recover: \(damaged.standardError)")
+        }
+        let nap = try home.run(["nap", "--no-hold", "--dry-run"])
+        #expect(nap.status == 0, "an alarm does not depend on the database: \(nap.standardError)")
+        #expect(nap.standardError.contains("not used for this nap"), "\(nap.standardError)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: home.database)) == garbage, "never overwritten")
+
+        let other = try NapHome()
+        let data = other.folder.path("data/snoozefuse")
+        try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
+        #expect(chmod(data, 0o500) == 0)
+        let readOnly = try other.runUnprivileged(["presets", "save", "mine", "--nap", "11m"])
+        #expect(chmod(data, 0o700) == 0)
+        #expect(readOnly.status == 78, "\(readOnly.standardError)")
+        #expect(readOnly.standardError.contains(data) && readOnly.standardError.contains("read-only"), "\(readOnly.standardError)")
+    }
+
+    /// Every nap is recorded when it ends, once, however it ends: ring limit, snoozed, dismissed,
+    /// cancelled, killed (SIGKILL, its guardian too: recorded as interrupted by the next command
+    /// that finds it) and missed (too late for `resume`).
+    @Test func everyEndingIsRecordedOnce() async throws {
+        let seen = try await script { home, seen in
+            let quick = ["--no-hold", "--release", "0", "--device", "null", "--quiet", "--fade-in", "0"]
+            // Ring limit.
+            seen.numbers["ring limit"] = Double(try home.run(["nap", "--nap", "1", "--max", "30", "--ring-limit", "1"] + quick).status)
+            // Snoozed once, then the ring limit.
+            let snoozing = try home.launch(["nap", "--nap", "1", "--max", "30", "--ring-limit", "2", "--snooze", "1", "--events", "jsonl"] + quick,
+                                           events: "snoozing.jsonl")
+            seen.steps["rang"] = waitFor { home.state()?["phase"] as? String == "ringing" }
+            seen.numbers["snooze"] = Double(try home.run(["snooze"]).status)
+            seen.numbers["snoozed nap"] = Double(snoozing.wait())
+            // Dismissed from another terminal.
+            let dismissed = try home.launch(["nap", "--nap", "1", "--max", "30", "--dismiss", "key"] + quick, events: "dismissed.jsonl")
+            seen.steps["rang again"] = waitFor { home.state()?["phase"] as? String == "ringing" }
+            seen.numbers["stop"] = Double(try home.run(["stop"]).status)
+            seen.numbers["dismissed nap"] = Double(dismissed.wait())
+            // Cancelled (Ctrl-C) while napping.
+            let cancelled = try home.launch(["nap", "--nap", "60", "--max", "90", "--events", "jsonl"] + quick, events: "cancelled.jsonl")
+            seen.steps["napping"] = waitFor { home.state()?["phase"] as? String == "napping" }
+            cancelled.signal(SIGINT)
+            seen.numbers["cancelled nap"] = Double(cancelled.wait())
+            // Killed with its guardian: the next nap finds it and records it as interrupted.
+            let killed = try home.launch(["nap", "--nap", "60", "--max", "90"] + quick, events: "killed.jsonl")
+            seen.steps["guarded"] = waitFor { home.state()?["phase"] as? String == "napping" && home.state()?["guardianPid"] != nil }
+            if let guardian = (home.state()?["guardianPid"] as? NSNumber)?.int32Value { kill(guardian, SIGKILL) }
+            killed.signal(SIGKILL)
+            killed.wait()
+            seen.steps["interrupted"] = waitFor { home.status() == "interrupted" }
+            let pending = try home.run(["history"])
+            seen.texts["history while interrupted"] = pending.standardError
+            seen.numbers["naps before the next"] = Double(try home.history().count)
+            seen.numbers["next nap"] = Double(try home.run(["nap", "--nap", "0", "--max", "30", "--ring-limit", "1"] + quick).status)
+            // Killed again, found by `resume` too late to ring: missed.
+            let late = try home.launch(["nap", "--nap", "1", "--max", "90"] + quick, events: "late.jsonl")
+            seen.steps["guarded again"] = waitFor { home.state()?["phase"] as? String == "napping" && home.state()?["guardianPid"] != nil }
+            if let guardian = (home.state()?["guardianPid"] as? NSNumber)?.int32Value { kill(guardian, SIGKILL) }
+            late.signal(SIGKILL)
+            late.wait()
+            usleep(2_500_000)
+            seen.numbers["resume"] = Double(try home.run(["resume", "--max-late", "1s"]).status)
+            let naps = try home.history()
+            seen.texts["outcomes"] = naps.map { $0["outcome"] as? String ?? "?" }.joined(separator: " ")
+            seen.texts["snoozes"] = naps.map { "\($0["snoozes"] as? Int ?? -1)" }.joined(separator: " ")
+            seen.texts["rung by"] = naps.map { $0["rungBy"] as? String ?? "-" }.joined(separator: " ")
+            seen.texts["ids"] = "\(Set(naps.compactMap { $0["id"] as? String }).count)"
+            seen.texts["napSeconds"] = naps.map { ($0["napSeconds"] as? Double).map { "\(Int($0.rounded()))" } ?? "-" }.joined(separator: " ")
+            seen.texts["reasons"] = naps.map { $0["alarmReason"] as? String ?? "-" }.joined(separator: " ")
+            seen.texts["lateness"] = naps.map { $0["latenessMs"] == nil ? "-" : "ms" }.joined(separator: " ")
+            seen.texts["status after"] = home.status()
+        }
+        #expect(seen.numbers["ring limit"] == 0, "\(seen.texts)")
+        #expect(seen["rang"] && seen.numbers["snooze"] == 0 && seen.numbers["snoozed nap"] == 0, "\(seen.texts)")
+        #expect(seen["rang again"] && seen.numbers["stop"] == 0 && seen.numbers["dismissed nap"] == 0, "\(seen.texts)")
+        #expect(seen["napping"] && seen.numbers["cancelled nap"] == 130, "\(seen.texts)")
+        #expect(seen["guarded"] && seen["interrupted"], "\(seen.texts)")
+        #expect(seen.texts["history while interrupted"]?.contains("an interrupted nap is not in the history yet") == true, "\(seen.texts)")
+        #expect(seen.numbers["naps before the next"] == 4)
+        #expect(seen.numbers["next nap"] == 0, "\(seen.texts)")
+        #expect(seen["guarded again"] && seen.numbers["resume"] == 0, "\(seen.texts)")
+        #expect(seen.texts["outcomes"] == "ring_limit ring_limit dismissed cancelled interrupted ring_limit missed", "\(seen.texts)")
+        #expect(seen.texts["snoozes"] == "0 1 0 0 0 0 0")
+        #expect(seen.texts["rung by"] == "nap nap nap - - nap -")
+        #expect(seen.texts["reasons"] == "nap nap nap - - nap -")
+        #expect(seen.texts["lateness"] == "ms ms ms - - ms -")
+        #expect(seen.texts["napSeconds"]?.hasPrefix("1 1 1 ") == true, "\(seen.texts)")
+        #expect(seen.texts["ids"] == "7", "each nap once")
+        #expect(seen.texts["status after"] == "none")
+    }
+
+    /// One line per nap, the summary, and the chart as plain seconds off a terminal; --since and
+    /// the CSV export.
+    @Test func historyShowsTheNapsTheSummaryAndTheChartAndExportsCSV() throws {
+        let home = try NapHome()
+        #expect(try home.run(["config", "set", "bpm", "60"]).status == 0)
+        let now = Date().timeIntervalSince1970
+        func iso(_ seconds: Double) -> String {
+            Date(timeIntervalSince1970: seconds).formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        }
+        let rows = [
+            ("old", now - 20 * 86_400, "100", "nap", 0), ("a", now - 3 * 86_400, "200", "max", 2),
+            ("b", now - 86_400, "NULL", "nap", 0), ("c", now - 3600, "400", "nap", 0),
+        ].map { id, start, asleep, reason, snoozes in
+            "('\(id)', '\(iso(start))', '\(iso(start + 1500))', \(asleep), 1200, 0.25, 'dismissed', '\(reason)', \(snoozes), 'beep, loud', 'ALSA default', 'nap', 'nap', 'basic')"
+        }
+        _ = try runTool("sqlite3", [home.database, "INSERT INTO naps (napId, startedAt, endedAt, fallAsleepSeconds, napSeconds, latenessMs, outcome, alarmReason, snoozes, sound, output, rungBy, recordedBy, preset) VALUES \(rows.joined(separator: ", "));"])
+
+        let history = try home.run(["history"])
+        #expect(history.status == 0, "\(history.standardError)")
+        let text = history.standardOutput
+        #expect(text.split(separator: "\n").filter { $0.contains("dismissed") }.count == 4, "\(text)")
+        #expect(text.contains("naps in the last 7 days: 3"), "\(text)")
+        #expect(text.contains("median time to fall asleep: 3m20s (over 3 naps with a hold)"), "\(text)")
+        #expect(text.contains("the max failsafe rang: 1 of 4 alarms (25%)"), "\(text)")
+        #expect(text.contains("snoozed: 1 of 4 alarms (25%)"), "\(text)")
+        #expect(text.contains("time to fall asleep, last 4 naps (seconds): 100 200 - 400"), "plain numbers off a terminal: \(text)")
+        #expect(!text.contains("▁") && !text.contains("\u{1B}["))
+
+        let recent = try home.json(["history", "--since", "7d", "--json"]) as? [String: Any]
+        #expect((recent?["naps"] as? [[String: Any]])?.map { $0["id"] as? String } == ["a", "b", "c"])
+        #expect((recent?["summary"] as? [String: Any])?["maxAlarms"] as? Int == 1)
+        let badSince = try home.run(["history", "--since", "last tuesday"])
+        #expect(badSince.status == 64 && badSince.standardError.contains("--since takes a date"), "\(badSince.standardError)")
+
+        let csv = try home.run(["history", "export", "--csv", "--since", "2d"])
+        #expect(csv.status == 0, "\(csv.standardError)")
+        let records = csv.standardOutput.components(separatedBy: "\r\n")
+        #expect(records.first == "napId,startedAt,endedAt,fallAsleepSeconds,napSeconds,latenessMs,outcome,alarmReason,snoozes,sound,output,rungBy,recordedBy,preset")
+        #expect(records.count == 4 && records[3].isEmpty, "\(records)")
+        #expect(records[1].hasPrefix("b,") && records[1].contains(",,1200,0.25,dismissed,nap,0,\"beep, loud\",ALSA default,nap,nap,basic"), "\(records)")
+        #expect(records[2].hasPrefix("c,") && records[2].contains(",400,1200,"), "\(records)")
+    }
+
+    /// Five commands at once on a new database (so its first opening too): saving presets, reading
+    /// the history and importing sounds. None fails and nothing is lost.
+    @Test func fiveCommandsAtOnceAllSucceed() async throws {
+        let seen = try await script { home, seen in
+            var frequency = 300
+            for round in 0 ..< 3 {
+                var commands: [[String]] = []
+                for index in 0 ..< 2 { commands.append(["presets", "save", "p\(round)-\(index)", "--nap", "\(round * 2 + index + 1)m"]) }
+                commands.append(["history", "--json"])
+                for index in 0 ..< 2 {
+                    let sound = home.folder.path("tone-\(round)-\(index).wav")
+                    frequency += 50
+                    _ = try runTool("sox", ["-n", "-b", "16", "-r", "44100", sound, "synth", "0.3", "sine", "\(frequency)"])
+                    commands.append(["sounds", "import", sound, "--name", "tone-\(round)-\(index)"])
+                }
+                let running = try commands.enumerated().map { number, arguments in
+                    try home.launch(arguments, events: "round-\(round)-\(number).out")
+                }
+                for (number, process) in running.enumerated() {
+                    let status = process.wait()
+                    if status != 0 {
+                        let errors = (try? String(contentsOfFile: home.folder.path("round-\(round)-\(number).out.err"), encoding: .utf8)) ?? ""
+                        seen.texts["failed \(round)-\(number)"] = "\(commands[number]) exited \(status): \(errors)"
+                    }
+                }
+            }
+            let presets = try home.json(["presets", "list", "--json"]) as? [[String: Any]] ?? []
+            seen.texts["presets"] = presets.compactMap { $0["name"] as? String }.sorted().joined(separator: " ")
+            let sounds = try home.json(["sounds", "list", "--json"])
+            let names = ((sounds as? [[String: Any]]) ?? []).compactMap { $0["name"] as? String }.filter { $0.hasPrefix("tone-") }
+            seen.texts["sounds"] = names.sorted().joined(separator: " ")
+        }
+        #expect(seen.texts.keys.filter { $0.hasPrefix("failed") }.isEmpty, "\(seen.texts)")
+        #expect(seen.texts["presets"] == "basic p0-0 p0-1 p1-0 p1-1 p2-0 p2-1 quick-test", "\(seen.texts)")
+        #expect(seen.texts["sounds"] == "tone-0-0 tone-0-1 tone-1-0 tone-1-1 tone-2-0 tone-2-1", "\(seen.texts)")
+    }
+}
