@@ -57,7 +57,7 @@ struct Nap: ParsableCommand {
     @Option(help: settingHelp(.events), completion: .list(EventFormat.allCases.map(\.rawValue)))
     var events: String?
 
-    @Flag(inversion: .prefixedNo, help: ArgumentHelp(NapSettingKey.quiet.help))
+    @Flag(inversion: .prefixedNo, help: "--quiet: \(NapSettingKey.quiet.help) --no-quiet: show them even where the setting quiet says otherwise.")
     var quiet: Bool?
 
     @Flag(name: .customLong("dry-run"), help: "Print every setting of the nap and where it came from (flag, environment, preset, config, default preset, built-in default), then exit without napping.")
@@ -66,7 +66,7 @@ struct Nap: ParsableCommand {
     @Flag(help: "With --dry-run: print the settings as one JSON object. (With --events jsonl, --dry-run prints them as one `configuration` event line.)")
     var json = false
 
-    @Flag(inversion: .prefixedNo, help: ArgumentHelp(NapSettingKey.verbose.help))
+    @Flag(inversion: .prefixedNo, help: "--verbose: \(NapSettingKey.verbose.help) --no-verbose: shorten them even where the setting verbose says otherwise.")
     var verbose: Bool?
 
     @OptionGroup var settings: NapSettingOptions
