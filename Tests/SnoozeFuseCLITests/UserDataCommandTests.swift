@@ -286,6 +286,28 @@ struct UserDataCommandTests {
         #expect(seen.texts["status after"] == "none")
     }
 
+    /// On a real terminal: held, let go, held again, let go for good. The history's time to fall
+    /// asleep runs from the first hold to the final release, as the nap's own events say.
+    @Test func aHeldNapRecordsItsTimeToFallAsleep() async throws {
+        let home = try NapHome()
+        let pty = try PtyRun()
+        defer { pty.cleanUp() }
+        let result = try await pty.napOnPty("hold:1,wait:1.2,hold:0.5", environment: home.environment)
+        #expect(result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "\(result.standardError)")
+        let lines = try String(contentsOf: pty.events, encoding: .utf8).split(separator: "\n")
+        let phases = try lines.map { try JSONDecoder().decode(EventLine.self, from: Data($0.utf8)) }.filter { $0.event == "phase" }
+        let finalRelease = try #require(phases.last { $0.phase == "releasing" })
+        let napping = try #require(phases.first { $0.phase == "napping" })
+        let ringing = try #require(phases.first { $0.phase == "ringing" })
+        let nap = try #require(try home.history().first)
+        #expect(phases.filter { $0.phase == "releasing" }.count == 2, "\(phases.map(\.phase))")
+        let asleep = try #require(nap["fallAsleepSeconds"] as? Double)
+        #expect(abs(asleep - finalRelease.t) <= 0.002, "fell asleep after \(asleep) s; the final release at t=\(finalRelease.t)")
+        let napped = try #require(nap["napSeconds"] as? Double)
+        #expect(abs(napped - (ringing.t - napping.t)) <= 0.002)
+        #expect(nap["outcome"] as? String == "ring_limit" && nap["preset"] as? String == "quick-test")
+    }
+
     /// One line per nap, the summary, and the chart as plain seconds off a terminal; --since and
     /// the CSV export.
     @Test func historyShowsTheNapsTheSummaryAndTheChartAndExportsCSV() throws {
