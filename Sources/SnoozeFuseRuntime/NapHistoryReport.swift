@@ -19,6 +19,14 @@ extension UserData {
         return try store { () throws(StoreError) in try database.naps(since: bound) }
     }
 
+    /// Calls `body` with each nap started at or after `since`, in the order they started, one at a
+    /// time: for a listing of a long history that need not hold it all.
+    public func forEachNap(since: Date? = nil, _ body: (NapHistoryEntry) -> Void) throws(NapSetupError) {
+        guard let database = try reader() else { return }
+        let bound = since.map { WallClockText.iso8601(secondsSince1970: $0.timeIntervalSince1970) }
+        try store { () throws(StoreError) in try database.forEachNap(since: bound, body) }
+    }
+
     /// The columns of `history export --csv`, in order (the `naps` table's).
     public static var historyColumns: [String] { StoreDatabase.napColumns }
 }
@@ -40,17 +48,53 @@ public struct NapHistorySummary: Sendable, Hashable, Encodable {
     public var fallAsleepLast30: [Double?]
 
     public init(_ naps: [NapHistoryEntry], now: Date = Date()) {
-        self.naps = naps.count
-        let weekAgo = now.timeIntervalSince1970 - 7 * 86_400
-        napsThisWeek = naps.count { ($0.startedSeconds ?? 0) >= weekAgo }
-        let fallAsleep = naps.compactMap(\.fallAsleepSeconds).sorted()
-        napsWithFallAsleep = fallAsleep.count
-        medianFallAsleepSeconds = Self.median(fallAsleep)
-        let rang = naps.filter { $0.alarmReason != nil }
-        alarms = rang.count
-        maxAlarms = rang.count { $0.alarmReason == AlarmReason.max.rawValue }
-        snoozedAlarms = rang.count { $0.snoozes > 0 }
-        fallAsleepLast30 = naps.suffix(30).map(\.fallAsleepSeconds)
+        var tally = Tally(now: now)
+        for nap in naps { tally.add(nap) }
+        self = tally.summary
+    }
+
+    /// The summary of naps taken in one at a time, in the order they started (nothing of a nap is
+    /// kept but its time to fall asleep).
+    public struct Tally: Sendable {
+        /// ISO 8601 UTC text sorts as it counts: a start is compared with this as text.
+        let weekAgo: String
+        var naps = 0, thisWeek = 0, alarms = 0, maxAlarms = 0, snoozed = 0
+        var fallAsleep: [Double] = []
+        var last30: [Double?] = []
+
+        public init(now: Date = Date()) {
+            weekAgo = WallClockText.iso8601(secondsSince1970: now.timeIntervalSince1970 - 7 * 86_400)
+        }
+
+        public mutating func add(_ nap: NapHistoryEntry) {
+            naps += 1
+            if nap.startedAt >= weekAgo { thisWeek += 1 }
+            if let seconds = nap.fallAsleepSeconds { fallAsleep.append(seconds) }
+            if last30.count == 30 { last30.removeFirst() }
+            last30.append(nap.fallAsleepSeconds)
+            guard let reason = nap.alarmReason else { return }
+            alarms += 1
+            if reason == AlarmReason.max.rawValue { maxAlarms += 1 }
+            if nap.snoozes > 0 { snoozed += 1 }
+        }
+
+        public var summary: NapHistorySummary {
+            NapHistorySummary(naps: naps, napsThisWeek: thisWeek, medianFallAsleepSeconds: NapHistorySummary.median(fallAsleep.sorted()),
+                              napsWithFallAsleep: fallAsleep.count, alarms: alarms, maxAlarms: maxAlarms, snoozedAlarms: snoozed,
+                              fallAsleepLast30: last30)
+        }
+    }
+
+    init(naps: Int, napsThisWeek: Int, medianFallAsleepSeconds: Double?, napsWithFallAsleep: Int, alarms: Int, maxAlarms: Int,
+         snoozedAlarms: Int, fallAsleepLast30: [Double?]) {
+        self.naps = naps
+        self.napsThisWeek = napsThisWeek
+        self.medianFallAsleepSeconds = medianFallAsleepSeconds
+        self.napsWithFallAsleep = napsWithFallAsleep
+        self.alarms = alarms
+        self.maxAlarms = maxAlarms
+        self.snoozedAlarms = snoozedAlarms
+        self.fallAsleepLast30 = fallAsleepLast30
     }
 
     /// The median of sorted `values` (the mean of the middle two for an even count).
@@ -84,20 +128,30 @@ public enum NapHistoryChart {
 /// `history export --csv`: RFC 4180 (a header line, fields with a comma, a quote or a line break
 /// quoted, quotes doubled, CRLF between records).
 public enum NapHistoryCSV {
+    /// The header line.
+    public static var header: String { UserData.historyColumns.joined(separator: ",") + "\r\n" }
+
     /// The whole export.
     public static func text(_ naps: [NapHistoryEntry]) -> String {
-        var text = UserData.historyColumns.joined(separator: ",") + "\r\n"
-        text.reserveCapacity(naps.count * 160)
-        for nap in naps {
-            let fields: [String?] = [
-                nap.napID, nap.startedAt, nap.endedAt, number(nap.fallAsleepSeconds), number(nap.napSeconds),
-                number(nap.latenessMs), nap.outcome, nap.alarmReason, "\(nap.snoozes)", nap.sound, nap.output, nap.rungBy,
-                nap.recordedBy, nap.preset,
-            ]
-            text += fields.map { quoted($0 ?? "") }.joined(separator: ",")
-            text += "\r\n"
+        var text = Array(header.utf8)
+        for nap in naps { append(nap, to: &text) }
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// One record, as bytes (an export of a long history is built in one buffer).
+    public static func append(_ nap: NapHistoryEntry, to text: inout [UInt8]) {
+        let fields: [String?] = [
+            nap.napID, nap.startedAt, nap.endedAt, number(nap.fallAsleepSeconds), number(nap.napSeconds),
+            number(nap.latenessMs), nap.outcome, nap.alarmReason, String(nap.snoozes), nap.sound, nap.output, nap.rungBy,
+            nap.recordedBy, nap.preset,
+        ]
+        for (index, field) in fields.enumerated() {
+            if index > 0 { text.append(UInt8(ascii: ",")) }
+            var quotedField = quoted(field ?? "")
+            quotedField.withUTF8 { text.append(contentsOf: $0) }
         }
-        return text
+        text.append(UInt8(ascii: "\r"))
+        text.append(UInt8(ascii: "\n"))
     }
 
     static func number(_ value: Double?) -> String? {
@@ -105,7 +159,9 @@ public enum NapHistoryCSV {
     }
 
     static func quoted(_ field: String) -> String {
-        guard field.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return field }
+        guard field.utf8.contains(where: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\r") }) else {
+            return field
+        }
         return "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 }

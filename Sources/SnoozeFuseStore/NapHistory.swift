@@ -86,17 +86,23 @@ extension StoreDatabase {
     /// The naps started at or after `since` (ISO 8601 UTC text; every nap when nil), in the order
     /// they started.
     public func naps(since: String? = nil) throws(StoreError) -> [NapHistoryEntry] {
-        guard has(Self.napsMigration) else { return [] }
-        return try read("cannot read the nap history") { db in
-            var entries: [NapHistoryEntry] = []
+        var entries: [NapHistoryEntry] = []
+        try forEachNap(since: since) { entries.append($0) }
+        return entries
+    }
+
+    /// Calls `body` with each nap started at or after `since`, in the order they started, one at a
+    /// time (a long history is never all in memory at once).
+    public func forEachNap(since: String? = nil, _ body: (NapHistoryEntry) -> Void) throws(StoreError) {
+        guard has(Self.napsMigration) else { return }
+        try read("cannot read the nap history") { db in
             let rows = try Row.fetchCursor(db, sql: Self.napsQuery, arguments: [since ?? ""])
             while let row = try rows.next() {
-                entries.append(NapHistoryEntry(
+                body(NapHistoryEntry(
                     napID: row[0], startedAt: row[1], endedAt: row[2], fallAsleepSeconds: row[3], napSeconds: row[4],
                     latenessMs: row[5], outcome: row[6], alarmReason: row[7], snoozes: row[8], sound: row[9],
                     output: row[10], rungBy: row[11], recordedBy: row[12], preset: row[13]))
             }
-            return entries
         }
     }
 }

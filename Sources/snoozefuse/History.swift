@@ -44,9 +44,20 @@ struct History: ParsableCommand {
             }
         }
 
+        /// The start of the naps asked for (all when nil).
+        func bound() throws -> Date? {
+            try since.map { text in try userData { _ throws(NapSetupError) in try HistorySince.parse(text) } }
+        }
+
         func naps() throws -> [NapHistoryEntry] {
-            let bound = try since.map { text in try userData { _ throws(NapSetupError) in try HistorySince.parse(text) } }
+            let bound = try bound()
             return try userData { data throws(NapSetupError) in try data.history(since: bound) }
+        }
+
+        /// Calls `body` with each nap asked for, one at a time.
+        func forEach(_ body: (NapHistoryEntry) -> Void) throws {
+            let bound = try bound()
+            try userData { data throws(NapSetupError) in try data.forEachNap(since: bound, body) }
         }
     }
 
@@ -60,8 +71,6 @@ struct History: ParsableCommand {
         var json = false
 
         func run() throws {
-            let naps = try since.naps()
-            let summary = NapHistorySummary(naps)
             if NapStatus.read().status == .interrupted {
                 writeLine("snoozefuse: an interrupted nap is not in the history yet: `snoozefuse resume` rings it or records it as missed, `snoozefuse stop` records it as interrupted.", to: STDERR_FILENO)
             }
@@ -70,17 +79,28 @@ struct History: ParsableCommand {
                     var naps: [NapHistoryEntry]
                     var summary: NapHistorySummary
                 }
-                printJSON(Document(naps: naps, summary: summary))
+                let naps = try since.naps()
+                printJSON(Document(naps: naps, summary: NapHistorySummary(naps)))
                 return
             }
-            guard !naps.isEmpty else {
+            // One line per nap as it is read, into one buffer written at once; the summary is
+            // tallied on the way (a long history is never held whole).
+            var text = Array(HistoryText.header.utf8)
+            var tally = NapHistorySummary.Tally()
+            try since.forEach { nap in
+                HistoryText.append(nap, to: &text)
+                tally.add(nap)
+            }
+            let summary = tally.summary
+            guard summary.naps > 0 else {
                 writeLine("snoozefuse: no naps recorded\(since.since == nil ? " yet (each nap is recorded when it ends)" : " since then").", to: STDERR_FILENO)
                 return
             }
             // Blocks on a terminal that allows decoration; plain numbers for NO_COLOR, pipes and files.
             let environment = ProcessInfo.processInfo.environment
             let plain = environment["NO_COLOR"].map { !$0.isEmpty } ?? false || environment["TERM"] == "dumb"
-            write(HistoryText.render(naps, summary: summary, blocks: isatty(STDOUT_FILENO) == 1 && !plain), to: STDOUT_FILENO)
+            text += HistoryText.summary(summary, blocks: isatty(STDOUT_FILENO) == 1 && !plain).utf8
+            write(bytes: text, to: STDOUT_FILENO)
         }
     }
 
@@ -95,36 +115,42 @@ struct History: ParsableCommand {
         @OptionGroup var since: Since
 
         func run() throws {
-            write(NapHistoryCSV.text(try since.naps()), to: STDOUT_FILENO)
+            var text = Array(NapHistoryCSV.header.utf8)
+            try since.forEach { NapHistoryCSV.append($0, to: &text) }
+            write(bytes: text, to: STDOUT_FILENO)
         }
     }
 }
 
-/// The text of `snoozefuse history`: built in one string and written at once (tens of thousands
-/// of naps print in milliseconds, SPEC §8).
+/// The text of `snoozefuse history`, appended as bytes to one buffer written at once (10,000 naps
+/// print in milliseconds, SPEC §8: no string per line, no copy of a nap).
 enum HistoryText {
-    static func render(_ naps: [NapHistoryEntry], summary: NapHistorySummary, blocks: Bool) -> String {
-        var text = ""
-        text.reserveCapacity(naps.count * 110 + 600)
-        text += "STARTED           ASLEEP   NAPPED   OUTCOME      ALARM  LATE       SNOOZES  BY        SOUND → OUTPUT\n"
-        for nap in naps {
-            text += nap.startedSeconds.map(localTime) ?? nap.startedAt
-            text += "  "
-            pad(nap.fallAsleepSeconds.map(duration) ?? "-", 7, &text)
-            pad(nap.napSeconds.map(duration) ?? "-", 7, &text)
-            pad(nap.outcome, 11, &text)
-            pad(nap.alarmReason ?? "-", 5, &text)
-            pad(nap.latenessMs.map(milliseconds) ?? "-", 9, &text)
-            pad("\(nap.snoozes)", 7, &text)
-            pad(nap.rungBy ?? "-", 8, &text)
-            text += nap.sound ?? "-"
-            if let output = nap.output {
-                text += " → "
-                text += output
-            }
-            text += "\n"
+    static let header = "STARTED           ASLEEP   NAPPED   OUTCOME      ALARM  LATE       SNOOZES  BY        SOUND → OUTPUT\n"
+
+    /// One line: when the nap started, the time to fall asleep, the nap, how it ended, why the
+    /// alarm rang and how late, the snoozes, who rang it, the sound and the output.
+    static func append(_ nap: NapHistoryEntry, to text: inout [UInt8]) {
+        if let started = nap.startedSeconds { localTime(started, into: &text) } else { append(nap.startedAt, &text) }
+        append("  ", &text)
+        pad(nap.fallAsleepSeconds.map(duration) ?? "-", 7, &text)
+        pad(nap.napSeconds.map(duration) ?? "-", 7, &text)
+        pad(nap.outcome, 11, &text)
+        pad(nap.alarmReason ?? "-", 5, &text)
+        pad(nap.latenessMs.map(milliseconds) ?? "-", 9, &text)
+        pad(String(nap.snoozes), 7, &text)
+        pad(nap.rungBy ?? "-", 8, &text)
+        append(nap.sound ?? "-", &text)
+        if let output = nap.output {
+            append(" → ", &text)
+            append(output, &text)
         }
-        text += "\n"
+        text.append(UInt8(ascii: "\n"))
+    }
+
+    /// What the naps say, after a blank line: naps of the last 7 days, the median time to fall
+    /// asleep, how often the failsafe rang and how often you snoozed, and the chart.
+    static func summary(_ summary: NapHistorySummary, blocks: Bool) -> String {
+        var text = "\n"
         text += "naps in the last 7 days: \(summary.napsThisWeek)\n"
         if let median = summary.medianFallAsleepSeconds {
             text += "median time to fall asleep: \(duration(median)) (over \(summary.napsWithFallAsleep) nap\(summary.napsWithFallAsleep == 1 ? "" : "s") with a hold)\n"
@@ -143,18 +169,23 @@ enum HistoryText {
         return text
     }
 
+    /// `field`'s UTF-8 bytes, copied at once.
+    static func append(_ field: String, _ text: inout [UInt8]) {
+        var field = field
+        field.withUTF8 { text.append(contentsOf: $0) }
+    }
+
     /// `3 of 11 alarms (27%)`.
     static func share(_ part: Int, of whole: Int) -> String {
         guard whole > 0 else { return "no alarm rang" }
         return "\(part) of \(whole) alarm\(whole == 1 ? "" : "s") (\(Int((Double(part) * 100 / Double(whole)).rounded()))%)"
     }
 
-    /// `text` and spaces to `width`, then two spaces.
-    static func pad(_ field: String, _ width: Int, _ text: inout String) {
-        text += field
+    /// `field` and spaces to `width`, then two spaces.
+    static func pad(_ field: String, _ width: Int, _ text: inout [UInt8]) {
+        append(field, &text)
         let count = field.utf8.count
-        if count < width { text += String(repeating: " ", count: width - count) }
-        text += "  "
+        for _ in 0 ..< max(width - count, 0) + 2 { text.append(UInt8(ascii: " ")) }
     }
 
     /// Whole seconds as `45s`, `4m12s`, `1h05m`.
@@ -175,10 +206,26 @@ enum HistoryText {
     static func twoDigits(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
 
     /// `2026-11-21 19:52` on this machine's clock.
-    static func localTime(_ seconds: Double) -> String {
+    static func localTime(_ seconds: Double, into text: inout [UInt8]) {
         var time = time_t(seconds.rounded(.down))
         var parts = tm()
         localtime_r(&time, &parts)
-        return "\(parts.tm_year + 1900)-\(twoDigits(Int(parts.tm_mon) + 1))-\(twoDigits(Int(parts.tm_mday))) \(twoDigits(Int(parts.tm_hour))):\(twoDigits(Int(parts.tm_min)))"
+        func digits(_ value: Int32, _ count: Int) {
+            var divisor: Int32 = 1
+            for _ in 1 ..< count { divisor *= 10 }
+            while divisor > 0 {
+                text.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: value / divisor % 10))
+                divisor /= 10
+            }
+        }
+        digits(parts.tm_year + 1900, 4)
+        text.append(UInt8(ascii: "-"))
+        digits(parts.tm_mon + 1, 2)
+        text.append(UInt8(ascii: "-"))
+        digits(parts.tm_mday, 2)
+        text.append(UInt8(ascii: " "))
+        digits(parts.tm_hour, 2)
+        text.append(UInt8(ascii: ":"))
+        digits(parts.tm_min, 2)
     }
 }

@@ -58,3 +58,8 @@ func writeLine(_ text: String, to fileDescriptor: Int32) {
 func write(_ text: String, to fileDescriptor: Int32) {
     try? FileHandle(fileDescriptor: fileDescriptor, closeOnDealloc: false).write(contentsOf: Data(text.utf8))
 }
+
+/// Writes `bytes` as they are, in one call (a long listing built in one buffer).
+func write(bytes: [UInt8], to fileDescriptor: Int32) {
+    try? FileHandle(fileDescriptor: fileDescriptor, closeOnDealloc: false).write(contentsOf: bytes)
+}
