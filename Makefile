@@ -79,6 +79,7 @@ bench: build
 	./Scripts/bench-audio.sh 50
 	./Scripts/bench-import.sh 30
 	./Scripts/bench-plugins.sh
+	./Scripts/bench-history.sh
 
 bench-wakeups: build
 	./Scripts/bench-wakeups.sh 30
