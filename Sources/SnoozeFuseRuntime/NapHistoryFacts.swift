@@ -1,6 +1,7 @@
 public import Foundation
 import SnoozeFuseCore
 import SnoozeFuseStore
+import SnoozeFuseSystem
 
 /// What the history keeps of a nap, gathered from its records as it runs (``observe(_:)``) and
 /// saved in its live state at every change: so whoever ends it (the nap itself, its guardian,
@@ -123,14 +124,27 @@ public struct NapHistoryFacts: Codable, Sendable, Hashable {
 struct NapHistoryLog: Sendable {
     let paths: StorePaths
 
-    /// Records `entry`; returns what to say when it could not be (the nap is not affected).
+    /// How long recording a nap may hold up what comes after it (the start of the next nap, the
+    /// end of this one).
+    static let writeLimit: Duration = .seconds(2)
+
+    /// Records `entry` on a thread of its own, waiting for it at most ``writeLimit``; returns what
+    /// to say when it could not be recorded, or not in time (the nap is not affected; a write that
+    /// is late still completes if this process runs long enough).
     func record(_ entry: NapHistoryEntry) -> String? {
-        do {
-            try StoreDatabase.openForWriting(file: paths.database, checkIntegrity: true).recordNap(entry)
-            return nil
-        } catch {
-            return "this nap (\(entry.outcome)) could not be recorded in the history: \(UserData.failure(error).lines.joined(separator: " "))"
+        let file = paths.database
+        let write = BoundedCall.start(named: "sf-history") { () -> String? in
+            do throws(StoreError) {
+                try StoreDatabase.openForWriting(file: file, checkIntegrity: true).recordNap(entry)
+                return nil
+            } catch {
+                return "this nap (\(entry.outcome)) could not be recorded in the history: \(UserData.failure(error).lines.joined(separator: " "))"
+            }
         }
+        guard let said = write.wait(atMost: Self.writeLimit) else {
+            return "this nap (\(entry.outcome)) is not in the history yet: the database \(file.path) did not answer within \(Self.writeLimit.components.seconds)s (another command holds it, or its disk does not answer)"
+        }
+        return said
     }
 
     /// Records the nap whose live state is `live` as `outcome` (`interrupted`, `missed`): it ended

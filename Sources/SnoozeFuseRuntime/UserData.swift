@@ -1,6 +1,7 @@
 public import Foundation
 import SnoozeFuseCore
 import SnoozeFuseStore
+import SnoozeFuseSystem
 
 /// The user's presets, settings and nap history, in the database (`library.sqlite` in the data
 /// folder), for the commands that show and change them and for `nap`, which reads them.
@@ -55,19 +56,35 @@ public struct UserData: Sendable {
 
     // MARK: What a nap reads
 
+    /// How long a nap waits for the database before it goes on without it.
+    public static let napReadLimit: Duration = .seconds(2)
+
     /// The layers of a nap's settings: `flags`, `environment`, and the settings and saved presets
-    /// in the database. A database that cannot be read does not stop a nap (an alarm must not
-    /// depend on it): its settings and saved presets are then left out, and
-    /// ``NapSettingLayers/storeProblem`` says why.
+    /// in the database. A database that cannot be read, or does not answer within
+    /// ``napReadLimit`` (another command holds it, a slow or hung disk), does not stop or hold up a
+    /// nap (an alarm must not depend on it): its settings and saved presets are then left out, and
+    /// ``NapSettingLayers/storeProblem`` says why. The reads run on a thread of their own.
     public func napLayers(flags: [NapSettingKey: [String]], environment: [String: String]) -> NapSettingLayers {
         var layers = NapSettingLayers(flags: flags, environment: environment)
-        do throws(NapSetupError) {
-            if let database = try reader() {
-                layers.settings = try store { () throws(StoreError) in try database.settings() }
-                layers.savedPresets = try store { () throws(StoreError) in try database.presets() }.map(NapPreset.init)
+        let read = BoundedCall.start(named: "sf-settings") { [self] () -> Result<([String: [String]], [NapPreset])?, NapSetupError> in
+            do throws(NapSetupError) {
+                guard let database = try reader() else { return .success(nil) }
+                let settings = try store { () throws(StoreError) in try database.settings() }
+                let presets = try store { () throws(StoreError) in try database.presets() }.map(NapPreset.init)
+                return .success((settings, presets))
+            } catch {
+                return .failure(error)
             }
-        } catch {
+        }
+        switch read.wait(atMost: Self.napReadLimit) {
+        case .success(let found?)?:
+            (layers.settings, layers.savedPresets) = found
+        case .success(nil)?:
+            break
+        case .failure(let error)?:
             layers.storeProblem = error.lines.joined(separator: " ")
+        case nil:
+            layers.storeProblem = "the database \(paths.database.path) did not answer within \(Self.napReadLimit.components.seconds)s (another command holds it, or its disk does not answer)"
         }
         return layers
     }

@@ -217,6 +217,35 @@ struct UserDataCommandTests {
     /// Every nap is recorded when it ends, once, however it ends: ring limit, snoozed, dismissed,
     /// cancelled, killed (SIGKILL, its guardian too: recorded as interrupted by the next command
     /// that finds it) and missed (too late for `resume`).
+    /// Another program holds the database's write lock for the whole nap (sqlite3 in an open
+    /// exclusive transaction): the nap starts at once, rings at its deadline, and says that its
+    /// history could not be written in time instead of waiting on the lock.
+    @Test func aNapRingsOnTimeWhileAnotherProgramHoldsTheDatabase() async throws {
+        let seen = try await script { home, seen in
+            // A database with a setting, so that there is one to hold.
+            seen.numbers["set"] = Double(try home.run(["config", "set", "volume", "70"]).status)
+            let holder = try BackgroundProcess(executableInPath("sh"), ["-c", "(echo 'BEGIN EXCLUSIVE;'; sleep 8) | sqlite3 '\(home.database)'"],
+                                               environment: home.environment, standardOutput: "/dev/null",
+                                               standardError: home.folder.path("holder.err"))
+            defer { holder.signal(SIGTERM); _ = holder.wait() }
+            usleep(500_000)
+            let nap = try home.run(["nap", "--no-hold", "--release", "0", "--nap", "1", "--max", "30", "--ring-limit", "1",
+                                    "--device", "null", "--events", "jsonl"])
+            seen.numbers["status"] = Double(nap.status)
+            seen.texts["stderr"] = nap.standardError
+            let events = nap.standardOutput.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            let napping = events.first { $0["phase"] as? String == "napping" }
+            let alarm = events.first { $0["event"] as? String == "alarm" }
+            seen.numbers["alarm t - due"] = ((alarm?["t"] as? Double) ?? 99) - ((napping?["until"] as? Double) ?? 0)
+            seen.texts["outcome"] = events.last?["outcome"] as? String
+        }
+        #expect(seen.numbers["set"] == 0)
+        #expect(seen.numbers["status"] == 0, "\(seen.texts)")
+        #expect(seen.texts["outcome"] == "ring_limit", "\(seen.texts)")
+        #expect(abs(seen.numbers["alarm t - due"] ?? 99) < 0.25, "\(seen.texts)")
+        #expect(seen.texts["stderr"]?.contains("is not in the history yet: the database") == true, "\(seen.texts)")
+    }
+
     @Test func everyEndingIsRecordedOnce() async throws {
         let seen = try await script { home, seen in
             let quick = ["--no-hold", "--release", "0", "--device", "null", "--quiet", "--fade-in", "0"]
