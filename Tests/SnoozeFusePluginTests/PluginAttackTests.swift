@@ -240,3 +240,37 @@ struct RenderRealTimeTests {
         #expect(check.summary.contains("made no system call and allocated nothing"), "\(check.summary)")
     }
 }
+
+/// The plugins installed with snoozefuse pass its own validator; an emitter that needs a key is
+/// skipped, naming the key, until `--config` gives it, and then passes.
+@Suite("plugins check on the built-in plugins")
+struct BuiltInValidationTests {
+    let snoozefuse = BuiltProducts.executable("snoozefuse").path
+
+    func report(_ name: String, _ extra: [String] = []) throws -> [String: Any] {
+        let path = BuiltProducts.folder.appendingPathComponent("libsnoozefuse-\(name).so").path
+        let run = try runMergingOutput(snoozefuse, ["plugins", "check", path, "--json"] + extra)
+        #expect(run.status == 0, "\(name): \(run.output)")
+        return try #require(try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any], "\(run.output)")
+    }
+
+    @Test(arguments: ["tone", "noise", "terminal", "command", "led", "rumble"])
+    func eachBuiltInPassesItsOwnValidator(_ name: String) throws {
+        let report = try report(name)
+        #expect(report["failed"] as? Int == 0, "\(name): \(report)")
+        let checks = report["checks"] as? [[String: Any]] ?? []
+        #expect(checks.contains { $0["name"] as? String == "load" && $0["verdict"] as? String == "pass" }, "\(checks)")
+    }
+
+    @Test func anEmitterThatNeedsAKeyIsSkippedNamingItThenPassesWithIt() throws {
+        let without = try report("command")
+        let create = (without["checks"] as? [[String: Any]])?.first { $0["name"] as? String == "emitter-create" }
+        #expect(create?["verdict"] as? String == "skip", "\(without)")
+        #expect((create?["summary"] as? String)?.contains("run=COMMAND") == true, "\(String(describing: create))")
+        #expect(without["skipped"] as? Int == 2 && without["failed"] as? Int == 0)
+        let with = try report("command", ["--config", "run=true"])
+        #expect(with["skipped"] as? Int == 0 && with["failed"] as? Int == 0, "\(with)")
+        let emit = (with["checks"] as? [[String: Any]])?.first { $0["name"] as? String == "emitter-emit" }
+        #expect(emit?["verdict"] as? String == "pass", "\(with)")
+    }
+}
