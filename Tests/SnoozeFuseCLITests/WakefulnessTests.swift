@@ -123,6 +123,8 @@ struct WakefulnessTests {
             guard let (line, pipe) = inhibitCall(system, 1),
                   let guardian = (home.state()?["guardianPid"] as? NSNumber)?.int32Value else { return }
             seen.texts["call"] = line
+            // The stand-in logs the call as it answers; the descriptor reaches the nap a moment later.
+            _ = waitFor(.seconds(5)) { !descriptors(of: nap.pid, pipe: pipe).isEmpty }
             let held = descriptors(of: nap.pid, pipe: pipe)
             seen.numbers["copies held"] = Double(held.count)
             seen.steps["close-on-exec"] = !held.isEmpty && held.allSatisfy(\.closeOnExec)
@@ -190,7 +192,9 @@ struct WakefulnessTests {
             seen.steps["the guardian's"] = waitFor(.seconds(20)) { inhibitCall(system, 2) != nil }
             if let (line, pipe) = inhibitCall(system, 2) {
                 seen.texts["guardian's call"] = line
-                seen.steps["held by the guardian"] = holdsPipe(guardian, inode: pipe)
+                // The stand-in logs the call as it answers; the descriptor reaches the guardian a
+                // moment later.
+                seen.steps["held by the guardian"] = waitFor(.seconds(5)) { holdsPipe(guardian, inode: pipe) }
             }
             seen.steps["guardian rang"] = waitFor(.seconds(20)) { home.lines(home.guardianLog).contains { $0["event"] as? String == "end" } }
             seen.steps["guardian ended"] = waitFor(.seconds(10)) { !isRunning(guardian) }
