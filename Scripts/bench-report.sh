@@ -41,12 +41,16 @@ run() { # name, command…: runs it, keeps its output
 }
 
 run wakeups ./Scripts/bench-wakeups.sh "$window" "$naps" "$binary"
-stress-ng --cpu "$(nproc)" --timeout 600s >/dev/null 2>&1 &
+# stress-ng in a process group of its own (setsid), ended with all its workers before the next
+# benchmark: a worker left spinning would load every measurement after it.
+setsid stress-ng --cpu "$(nproc)" --timeout 600s >/dev/null 2>&1 &
 stress=$!
 sleep 2
 run lateness-loaded ./Scripts/bench-lateness.sh "$naps" "$binary"
-kill "$stress" 2>/dev/null || true
+kill -INT -- "-$stress" 2>/dev/null || true
 wait "$stress" 2>/dev/null || true
+for _ in $(seq 50); do pgrep -g "$stress" >/dev/null || break; sleep 0.1; done
+kill -KILL -- "-$stress" 2>/dev/null || true
 run audio ./Scripts/bench-audio.sh "$naps" "$binary"
 run import ./Scripts/bench-import.sh "$minutes" "$binary"
 run survival ./Scripts/bench-survival.sh "$window" "$binary"
