@@ -86,14 +86,10 @@ final class NapHooks: Sendable {
         }
     }
 
+    /// Starts a thread that finds the hook of `moment`, judges it and runs it: nothing here touches
+    /// the file system, so the nap's loop never waits on a folder that does not answer.
     private func run(_ moment: Moment, record: SessionRecord) {
         let path = folder + "/" + moment.rawValue
-        var status = stat()
-        guard stat(path, &status) == 0 else { return } // no hook for this moment
-        if let refusal = Self.refusal(of: path, status: status) {
-            warn("hook \(moment.rawValue) refused: \(refusal)")
-            return
-        }
         // The nap's environment without any SNOOZEFUSE_* of its own (a stale SNOOZEFUSE_PHASE must
         // not reach a hook that has none), then this moment's.
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("SNOOZEFUSE_") }
@@ -108,19 +104,30 @@ final class NapHooks: Sendable {
         if let output = record.output { environment["SNOOZEFUSE_OUTPUT"] = output }
         state.withLock { $0.running += 1 }
         let started = SystemThread.start(named: "sf-hook") { [self, environment] in
-            supervise(moment, path: path, environment: environment)
-            let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-                state.running -= 1
-                guard state.running == 0 else { return [] }
-                defer { state.waiters = [] }
-                return state.waiters
+            defer { ended() }
+            var status = stat()
+            guard stat(path, &status) == 0 else { return } // no hook for this moment
+            if let refusal = Self.refusal(of: path, status: status) {
+                warn("hook \(moment.rawValue) refused: \(refusal)")
+                return
             }
-            waiters.forEach { $0.resume() }
+            supervise(moment, path: path, environment: environment)
         }
         if !started {
-            state.withLock { $0.running -= 1 }
             warn("hook \(moment.rawValue) not run: no thread could be started for it")
+            ended()
         }
+    }
+
+    /// One hook is done: when it was the last, whoever waits in ``finish()`` goes on.
+    private func ended() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.running -= 1
+            guard state.running == 0 else { return [] }
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        waiters.forEach { $0.resume() }
     }
 
     /// Starts the hook, waits for it at most ``timeLimit``, and says what went wrong (in the nap's
