@@ -79,9 +79,7 @@ public enum ALSADeviceList {
         guard probe else { return devices }
         for index in devices.indices where devices[index].canPlay {
             let name = devices[index].name
-            devices[index].probe = BoundedCall.start(named: "snoozefuse-probe") {
-                probePlayback(name)
-            }.wait(atMost: answerLimit) ?? .fails(ALSAError(device: name, operation: .open, code: .timedOut, detail: "no answer within \(answerLimit)"))
+            devices[index].probe = probePlayback(name, answerLimit: answerLimit)
         }
         return devices
     }
@@ -107,6 +105,13 @@ public enum ALSADeviceList {
             devices.append(ALSAPCMDevice(name: name, description: hintValue(hint, "DESC"), direction: direction, probe: .notProbed))
         }
         return devices
+    }
+
+    /// ``probePlayback(_:)`` on a thread of its own, given `answerLimit` to answer (then it fails
+    /// with `ETIMEDOUT`; the open may still return later, on its thread).
+    public static func probePlayback(_ name: String, answerLimit: Duration) -> ALSAPCMDevice.Probe {
+        BoundedCall.start(named: "snoozefuse-probe") { probePlayback(name) }.wait(atMost: answerLimit)
+            ?? .fails(ALSAError(device: name, operation: .open, code: .timedOut, detail: "no answer within \(answerLimit)"))
     }
 
     /// Tries to open `name` for playback (non-blocking) and closes it again.

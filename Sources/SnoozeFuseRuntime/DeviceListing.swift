@@ -1,6 +1,5 @@
 import Glibc
 import SnoozeFuseAudio
-import SnoozeFuseSystem
 
 /// One ALSA PCM as `snoozefuse devices` shows it.
 public struct AudioDevice: Sendable, Hashable, Encodable {
@@ -35,9 +34,7 @@ public enum DeviceListing {
     /// Opens `name` for playback (and closes it again), whether alsa-lib lists it or not (a PCM of
     /// `~/.asoundrc`, a `default` that the listing leaves out); it gets one second to answer.
     public static func probe(_ name: String) -> AudioDevice {
-        let limit = Duration.seconds(1)
-        let probe = BoundedCall.start(named: "sf-probe") { ALSADeviceList.probePlayback(name) }.wait(atMost: limit)
-            ?? .fails(ALSAError(device: name, operation: .open, code: .timedOut, detail: "no answer within \(limit)"))
+        let probe = ALSADeviceList.probePlayback(name, answerLimit: .seconds(1))
         return entry(for: ALSAPCMDevice(name: name, description: nil, direction: .playback, probe: probe))
     }
 
