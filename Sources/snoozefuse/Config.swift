@@ -8,6 +8,7 @@ import SnoozeFuseRuntime
 
 struct Config: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "config",
         abstract: "Your defaults for every nap flag: list, get, set and unset them.",
         discussion: """
         The settings are the nap flags without their dashes: \(NapSettingKey.allCases.map(\.rawValue).joined(separator: ", ")). \
@@ -65,7 +66,7 @@ struct Config: ParsableCommand {
     }
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Every setting: its value, or its default when it is not set.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "Every setting: its value, or its default when it is not set.")
 
         @Flag(help: "Print the settings as JSON on standard output.")
         var json = false
@@ -86,6 +87,7 @@ struct Config: ParsableCommand {
 
     struct Get: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "get",
             abstract: "Print a setting's value (one line per value); when it is not set, nothing on standard output and its default on standard error.")
 
         @Argument(help: ArgumentHelp("The setting (a nap flag without its dashes).", valueName: "key"))
@@ -131,7 +133,7 @@ struct Config: ParsableCommand {
     }
 
     struct Unset: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove a setting: naps use its default again.")
+        static let configuration = CommandConfiguration(commandName: "unset", abstract: "Remove a setting: naps use its default again.")
 
         @Argument(help: ArgumentHelp("The setting (a nap flag without its dashes).", valueName: "key"))
         var key: String

@@ -6,6 +6,7 @@ import SnoozeFuseRuntime
 /// `snoozefuse status`: where the nap stands, from its live state (never a partial one).
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "status",
         abstract: "Show the running nap: its phase, the time left and when the alarm rings.",
         discussion: """
         States: no nap; running (phase, remaining time, wake-at time); ringing; snoozed; guarded \
@@ -125,6 +126,7 @@ func sendToNap(_ request: ControlRequest) throws -> ControlReply {
 
 struct Stop: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "stop",
         abstract: "Stop the running nap from another terminal: a ringing alarm is dismissed, a nap that has not rung is cancelled.",
         discussion: """
         Stopping asks what the nap's own terminal asks (`nap --dismiss`): to stop a ringing or \
@@ -181,7 +183,7 @@ struct Stop: ParsableCommand {
 }
 
 struct Snooze: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Snooze the ringing alarm of the running nap (default: its snooze length).")
+    static let configuration = CommandConfiguration(commandName: "snooze", abstract: "Snooze the ringing alarm of the running nap (default: its snooze length).")
 
     @Argument(help: ArgumentHelp("How long (\(DurationParser.acceptedForms)).", valueName: "duration"), transform: parseDurationOption)
     var duration: Duration?
@@ -191,6 +193,7 @@ struct Snooze: ParsableCommand {
 
 struct Add: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "add",
         abstract: "Move the alarm of the running nap by a duration (negative to ring sooner, never within 10 s).",
         discussion: "Examples: snoozefuse add 5m; snoozefuse add -- -2m")
 
@@ -213,6 +216,7 @@ struct Add: ParsableCommand {
 /// `snoozefuse resume`: rings an interrupted nap (after a reboot) at its original deadline.
 struct Resume: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "resume",
         abstract: "Ring an interrupted nap's alarm at its original time (run at login by a systemd user unit).",
         discussion: """
         When no nap process and no guardian holds a nap's alarm (after a reboot, or both killed), \

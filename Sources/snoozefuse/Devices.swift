@@ -4,6 +4,7 @@ import SnoozeFuseRuntime
 
 struct Devices: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "devices",
         abstract: "List ALSA playback devices and whether each opens.",
         discussion: """
         Each PCM that can play is opened for playback and closed again at once. Pass the name to \

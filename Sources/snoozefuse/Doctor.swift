@@ -4,6 +4,7 @@ import SnoozeFuseRuntime
 
 struct Doctor: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "doctor",
         abstract: "Check everything that decides whether an alarm will be heard.",
         discussion: """
         Opens each audio output (1s each) and reads the system volume, takes and releases a \

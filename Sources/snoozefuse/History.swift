@@ -8,6 +8,7 @@ import SnoozeFuseRuntime
 
 struct History: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "history",
         abstract: "The naps you took: one line each, then what they say about your sleep.",
         discussion: """
         Every nap is recorded when it ends, however it ends: dismissed, ring_limit, cancelled, \
@@ -63,6 +64,7 @@ struct History: ParsableCommand {
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "One line per nap, then the summary and the chart (the default).")
 
         @OptionGroup var since: Since
@@ -106,6 +108,7 @@ struct History: ParsableCommand {
 
     struct Export: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "export",
             abstract: "Write the history as CSV on standard output (a header line, then one record per nap).",
             discussion: "Columns: \(UserData.historyColumns.joined(separator: ", ")). Times are ISO 8601 UTC; durations in seconds, lateness in milliseconds.")
 

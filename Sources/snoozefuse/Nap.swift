@@ -5,6 +5,7 @@ import SnoozeFuseRuntime
 
 struct Nap: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "nap",
         abstract: "Take a nap and wake to an alarm.",
         discussion: """
         The session runs release → nap → alarm. The release timer gives you time to drift off; \

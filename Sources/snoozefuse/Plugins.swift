@@ -4,6 +4,7 @@ import SnoozeFuseRuntime
 
 struct Plugins: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "plugins",
         abstract: "List, inspect and check sound-source and pulse-emitter plugins.",
         discussion: """
         Plugins are shared libraries (*.so) found, first id wins, in: each folder of \

@@ -18,6 +18,7 @@ func userData<R>(_ body: (UserData) throws(NapSetupError) -> R) throws -> R {
 
 struct Presets: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "presets",
         abstract: "List, show, save and remove presets: a nap's timers, and perhaps its alarm, under a name.",
         discussion: """
         Built in: basic (30s → 20m, failsafe 30m; the default preset unless `snoozefuse config set \
@@ -73,6 +74,7 @@ struct Presets: ParsableCommand {
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "List the built-in presets, then yours (the default one is marked).")
 
         @Flag(help: "Print the list as JSON on standard output.")
@@ -95,6 +97,7 @@ struct Presets: ParsableCommand {
 
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "show",
             abstract: "Show every value a preset holds (exit 66 when there is no such preset).")
 
         @Argument(help: ArgumentHelp("The preset's name.", valueName: "name"))
@@ -118,6 +121,7 @@ struct Presets: ParsableCommand {
 
     struct Save: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "save",
             abstract: "Save a preset: the timer and alarm flags given, over the values of --from.",
             discussion: """
             Values not given come from --from PRESET; without it, from the saved preset of the same \
@@ -153,6 +157,7 @@ struct Presets: ParsableCommand {
 
     struct Remove: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "remove",
             abstract: "Remove a saved preset (built-in presets cannot be removed: exit 64; no such preset: exit 66).")
 
         @Argument(help: ArgumentHelp("The preset's name.", valueName: "name"))

@@ -5,12 +5,14 @@ import SnoozeFuseRuntime
 
 struct Sounds: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "sounds",
         abstract: "Manage and preview alarm sounds.",
         subcommands: [List.self, Import.self, Validate.self, Remove.self, Rename.self, Play.self, Export.self]
     )
 
     struct Play: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "play",
             abstract: "Play a sound as the alarm would (same device chain, volume and fade).",
             discussion: """
             Exits 66 when the file is missing or not a regular file (a FIFO, a folder or a device is \

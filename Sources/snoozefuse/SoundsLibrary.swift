@@ -57,6 +57,7 @@ func printJSON(_ value: some Encodable) {
 extension Sounds {
     struct Validate: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "validate",
             abstract: "Check a sound file: for CAF the full chunk report, for other files what libsndfile sees.",
             discussion: """
             Decodes the whole file: one that decodes to fewer frames than it declares (cut short) is \
@@ -95,6 +96,7 @@ extension Sounds {
 
     struct Import: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "import",
             abstract: "Import a sound file into your library (stored as CAF; lossless for lossless input).",
             discussion: """
             Reads anything libsndfile reads, plus CAF files it rejects that can be repaired (IMA4, ALAC \
@@ -141,6 +143,7 @@ extension Sounds {
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "List the built-in sounds, then your imported ones.",
             discussion: """
             Also checks the library: sound files the index does not list (after a lost, emptied or \
@@ -170,6 +173,7 @@ extension Sounds {
 
     struct Remove: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "remove",
             abstract: "Remove an imported sound (built-in sounds cannot be removed: exit 64).")
 
         @Argument(help: ArgumentHelp("The sound's name.", valueName: "name"))
@@ -184,6 +188,7 @@ extension Sounds {
 
     struct Rename: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "rename",
             abstract: "Rename an imported sound (built-in sounds cannot be renamed or overwritten: exit 64).",
             discussion: "The new name is written into the sound file too (a new copy, moved into place atomically), then into the index.")
 
@@ -202,6 +207,7 @@ extension Sounds {
 
     struct Export: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "export",
             abstract: "Write a sound to a CAF file.",
             discussion: "With --notification, a CAF file iOS accepts as a notification sound: 16-bit linear PCM, trimmed to 29.5 s with a fade-out if longer.")
 
