@@ -3,6 +3,7 @@
 
 /* Linux interfaces that Swift's Glibc module does not export (as swift-nio's CNIOLinux does). */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/eventfd.h>
@@ -16,6 +17,15 @@
  * SYNC_FILE_RANGE_WRITE; glibc declares it only under _GNU_SOURCE). Returns 0 or -1 with errno. */
 static inline int snoozefuse_start_writeback(int fd) {
     return (int)syscall(SYS_sync_file_range, fd, (long long)0, (long long)0, 2u /* SYNC_FILE_RANGE_WRITE */);
+}
+
+/* Moves the calling thread (not the process) to SCHED_FIFO at `priority`, with SCHED_RESET_ON_FORK
+ * so that nothing it starts inherits the policy (SCHED_RESET_ON_FORK needs _GNU_SOURCE, so its value
+ * is spelled here). Returns 0, or the errno (EPERM without CAP_SYS_NICE or an RLIMIT_RTPRIO of at
+ * least `priority`). */
+static inline int snoozefuse_make_current_thread_fifo(int priority) {
+    struct sched_param parameter = { .sched_priority = priority };
+    return sched_setscheduler(0, SCHED_FIFO | 0x40000000 /* SCHED_RESET_ON_FORK */, &parameter) == 0 ? 0 : errno;
 }
 
 /* Names the calling thread (as `ps -L`, `top -H`, gdb and perf show it; at most 15 bytes are kept).

@@ -15,6 +15,14 @@ public struct AlarmPlaybackSettings: Sendable, Hashable {
     /// What plays on the same device when `sound` cannot be read when the alarm starts (a built-in
     /// sound); the synthesized tone when that fails too.
     public var fallbackSound: AlarmSound
+    /// The audio thread asks for SCHED_FIFO at this priority (`nil`: the ordinary policy), so that
+    /// the first frame goes out on time on a machine busy with other work. Alarms do; a sleep
+    /// sound has no instant to keep and does not.
+    public var realtimePriority: Int32? = AlarmPlaybackSettings.alarmRealtimePriority
+
+    /// The alarm thread's SCHED_FIFO priority: above every ordinary thread, below the kernel's
+    /// own real-time threads and the low-latency audio servers (JACK runs at 70 and more).
+    public static let alarmRealtimePriority: Int32 = 10
 
     public init(sound: AlarmSound = .builtInTone, gain: AlarmGain = AlarmGain(percent: 80, fadeIn: .seconds(10)),
                 configuration: PCMConfiguration? = nil, duration: Duration? = nil,
@@ -147,14 +155,14 @@ public enum AlarmPlayer {
             let renderer = try AlarmS16Renderer(file: file, format: format, gain: settings.gain,
                                                 startingAt: position, gate: gate, progress: progress,
                                                 duration: settings.duration) { onEvent(.soundSwitched($0)) }
-            thread = PCMPlaybackThread(output: output, source: renderer, onEvent: onEvent)
+            thread = PCMPlaybackThread(output: output, source: renderer, realtimePriority: settings.realtimePriority, onEvent: onEvent)
         } else {
             let renderer = try AlarmRenderer(source: source, format: format, gain: settings.gain,
                                              startingAt: position, gate: gate, progress: progress,
                                              duration: settings.duration, onSourceFailure: settings.onSourceFailure) {
                 onEvent(.soundSwitched($0))
             }
-            thread = PCMPlaybackThread(output: output, source: renderer, onEvent: onEvent)
+            thread = PCMPlaybackThread(output: output, source: renderer, realtimePriority: settings.realtimePriority, onEvent: onEvent)
         }
         do {
             try thread.start()

@@ -71,6 +71,9 @@ public final class PCMPlaybackThread: Sendable {
         /// The first write returned: its frames are queued in the device. `at` is on the same clock as
         /// the session's deadlines, for measuring alarm lateness.
         case firstWrite(at: BootInstant, frames: Int)
+        /// What the thread runs at, when it asked for real-time scheduling: reported once, before
+        /// anything is written.
+        case priority(ThreadPriority)
         /// An underrun or suspend was recovered (`snd_pcm_recover`); `total` counts them so far.
         case recovered(total: Int)
         /// What plays changed on this device (the sound failed or stayed silent): why, and what
@@ -93,6 +96,7 @@ public final class PCMPlaybackThread: Sendable {
     private let epoch = BootInstant.now
     private let state: Mutex<Phase>
     private let onEvent: @Sendable (Event) -> Void
+    private let realtimePriority: Int32?
 
     private enum Phase {
         case idle(Payload)
@@ -119,11 +123,15 @@ public final class PCMPlaybackThread: Sendable {
     }
 
     /// Takes ownership of `output` and `source`. Nothing happens until `start()`.
-    /// - Parameter onEvent: called on the audio thread (see `Event`).
-    public init(output: sending PCMOutput, source: sending some PCMRenderSource,
+    /// - Parameters:
+    ///   - realtimePriority: when given, the thread first asks for SCHED_FIFO at this priority (and
+    ///     reports what it got as `.priority`); it plays either way.
+    ///   - onEvent: called on the audio thread (see `Event`).
+    public init(output: sending PCMOutput, source: sending some PCMRenderSource, realtimePriority: Int32? = nil,
                 onEvent: @escaping @Sendable (Event) -> Void = { _ in }) {
         device = output.device
         format = output.format
+        self.realtimePriority = realtimePriority
         self.onEvent = onEvent
         state = Mutex(.idle(Payload(output: output, source: source)))
     }
@@ -220,6 +228,9 @@ public final class PCMPlaybackThread: Sendable {
 
     /// The render–write loop, for the source's own sample type.
     private func play<Source: PCMRenderSource>(_ source: inout Source, to output: PCMOutput) -> Outcome {
+        if let realtimePriority {
+            onEvent(.priority(SystemThread.makeCurrentRealtime(priority: realtimePriority)))
+        }
         let channels = max(format.channels, 1)
         let buffer = UnsafeMutableBufferPointer<Source.Sample>.allocate(capacity: max(format.periodFrames, 1) * channels)
         defer { buffer.deallocate() }

@@ -29,10 +29,14 @@ public struct AlarmStartReport: Sendable, Equatable {
     /// How late the first signal was, measured by the output itself when it started on its own
     /// timer; `nil` lets the driver measure it when `start` returns.
     public var lateness: Duration?
+    /// The scheduling of the thread that writes the alarm (``ThreadPriority``'s description), for
+    /// outputs with an audio thread of their own.
+    public var audioThread: String?
 
-    public init(output: String, fallbacks: [String] = [], lateness: Duration? = nil) {
+    public init(output: String, fallbacks: [String] = [], lateness: Duration? = nil, audioThread: String? = nil) {
         self.output = output
         self.fallbacks = fallbacks
         self.lateness = lateness
+        self.audioThread = audioThread
     }
 }

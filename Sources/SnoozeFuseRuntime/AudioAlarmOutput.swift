@@ -32,6 +32,8 @@ public actor AudioAlarmOutput: AlarmOutput {
     private var chain: AlarmChain<BootInstant>
     /// The devices that opened, by attempt.
     private var playbacks: [Int: AlarmPlayback] = [:]
+    /// What each attempt's audio thread runs at (its `.priority` event).
+    private var priorities: [Int: ThreadPriority] = [:]
     private var reason = AlarmReason.nap
     private var timer: Task<Void, Never>?
     private var timerDeadline: BootInstant?
@@ -126,6 +128,9 @@ public actor AudioAlarmOutput: AlarmOutput {
             if chainReport.onFallback, let fallbackReport {
                 report.fallbacks += fallbackReport.fallbacks
                 report.lateness = fallbackReport.lateness
+                report.audioThread = fallbackReport.audioThread
+            } else {
+                report.audioThread = chain.current.flatMap { priorities[$0.id] }?.description
             }
             self.report = report
             let waiters = reportWaiters
@@ -163,6 +168,8 @@ public actor AudioAlarmOutput: AlarmOutput {
         switch event {
         case .firstWrite(let at, _):
             await apply(.firstWrite(attempt: attempt, at: at))
+        case .priority(let priority):
+            priorities[attempt] = priority
         case .recovered:
             return
         case .soundSwitched(let why):
@@ -171,6 +178,7 @@ public actor AudioAlarmOutput: AlarmOutput {
             changes.yield(AlarmOutputChange(kind: .soundReplaced, output: output, message: "on \(output): \(why)"))
         case .ended(let outcome):
             let playback = playbacks.removeValue(forKey: attempt)
+            priorities.removeValue(forKey: attempt)
             let failure: String?
             var deviceLost = false
             if case .failed(let error) = outcome {

@@ -300,6 +300,7 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
                 alarmRecord.reason = reason
                 alarmRecord.output = report.output
                 alarmRecord.latenessMs = milliseconds(report.lateness ?? due.duration(to: written))
+                alarmRecord.audioThread = report.audioThread
                 alarmRecords.append(alarmRecord)
             case .alarmSilenced:
                 await alarm.stop()

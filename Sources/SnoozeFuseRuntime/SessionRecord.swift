@@ -46,6 +46,9 @@ public struct SessionRecord: Sendable, Equatable, Encodable {
     public var reason: AlarmReason?
     /// For `alarm`: milliseconds from the deadline to the first signal written to the output.
     public var latenessMs: Double?
+    /// For `alarm`: the scheduling of the thread that writes it (`realtime (SCHED_FIFO 10)`, or
+    /// `normal priority: …` with why and how to allow real-time).
+    public var audioThread: String?
     public var output: String?
     public var outcome: SessionOutcome?
     public var message: String?
@@ -79,6 +82,7 @@ public struct SessionRecord: Sendable, Equatable, Encodable {
     enum CodingKeys: String, CodingKey {
         case event, phase, t, wall, until, reason, output, outcome, message, boottime
         case latenessMs = "lateness_ms"
+        case audioThread = "audio_thread"
     }
 
     /// A record of `event` that happened `elapsed` after the session started (`t`, to the

@@ -40,6 +40,17 @@ public enum SystemThread {
         return false
     }
 
+    /// Moves the calling thread (never the whole process) to the real-time policy SCHED_FIFO at
+    /// `priority`, so that a machine busy with ordinary work cannot hold it back: the thread runs
+    /// as soon as its timer fires. Whatever it starts does not inherit the policy
+    /// (SCHED_RESET_ON_FORK). A thread that spins cannot take the machine: the kernel keeps 5 % of
+    /// every second for ordinary threads (`sched_rt_runtime_us`).
+    /// - Returns: what the thread runs at now (the reason when the system refused).
+    public static func makeCurrentRealtime(priority: Int32) -> ThreadPriority {
+        let code = snoozefuse_make_current_thread_fifo(priority)
+        return code == 0 ? .realtime(priority) : .normal(refused: code, asked: priority)
+    }
+
     /// The kernel's name of the calling thread.
     public static var currentName: String {
         var buffer = [CChar](repeating: 0, count: 32)
@@ -59,6 +70,31 @@ public enum SystemThread {
         init(name: String, body: @escaping @Sendable () -> Void) {
             self.name = name
             self.body = body
+        }
+    }
+}
+
+/// The scheduling a thread asked for and what it got (``SystemThread/makeCurrentRealtime(priority:)``).
+public enum ThreadPriority: Sendable, Hashable, CustomStringConvertible {
+    /// SCHED_FIFO at this priority.
+    case realtime(Int32)
+    /// The ordinary policy: the system refused real-time scheduling with this errno.
+    case normal(refused: Int32, asked: Int32)
+
+    public var isRealtime: Bool {
+        if case .realtime = self { return true }
+        return false
+    }
+
+    public var description: String {
+        switch self {
+        case .realtime(let priority):
+            return "realtime (SCHED_FIFO \(priority))"
+        case .normal(let code, let asked):
+            let reason = strerror(code).map { String(cString: $0) } ?? "error \(code)"
+            return "normal priority: the system refused real-time scheduling (\(reason)); "
+                + "a real-time priority limit of at least \(asked) allows it "
+                + "(limits.conf: `@audio - rtprio \(asked)` for a member of audio, or LimitRTPRIO=\(asked) in a systemd unit)"
         }
     }
 }
