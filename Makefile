@@ -73,8 +73,9 @@ fuzz-durations: deps
 sounds: deps
 	$(SWIFT) run snoozefuse-make-sounds Sounds
 
-# Benchmarks (SPEC §8), each side by side with its peer tool in the same run.
-# Every benchmark, written to Benchmarks/RESULTS.md (installs the peers it needs; not run by CI).
+# Benchmarks (SPEC §8), each side by side with its peer tool in the same run, alternating.
+# Every benchmark, written to Benchmarks/RESULTS.md (installs the peers it needs; not run by CI);
+# `Scripts/bench-report.sh --only SECTION…` runs some of them.
 bench: deps
 	./Scripts/bench-report.sh
 
@@ -82,7 +83,7 @@ bench-quick: deps
 	./Scripts/bench-report.sh --quick
 
 bench-wakeups: build
-	./Scripts/bench-wakeups.sh 30
+	python3 Scripts/bench-report.py --only wakeups
 
 clean:
 	rm -rf .build Fuzz/out

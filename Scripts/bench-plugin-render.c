@@ -1,5 +1,5 @@
 /* Render cost of sound-source plugins vs decoding the same length of WAV with libsndfile.
- * Built and run by Scripts/bench-plugins.sh:  bench-plugin-render SECONDS WAV PLUGIN.so[:config]... */
+ * Built and run by Scripts/bench-report.py (section plugins):  bench-plugin-render SECONDS WAV PLUGIN.so[:config]... */
 #define _GNU_SOURCE
 #include "snoozefuse_plugin.h"
 #include <dlfcn.h>
