@@ -28,6 +28,12 @@ static inline int snoozefuse_make_current_thread_fifo(int priority) {
     return sched_setscheduler(0, SCHED_FIFO | 0x40000000 /* SCHED_RESET_ON_FORK */, &parameter) == 0 ? 0 : errno;
 }
 
+/* Returns the calling thread to the ordinary policy (SCHED_OTHER). Returns 0, or the errno. */
+static inline int snoozefuse_make_current_thread_ordinary(void) {
+    struct sched_param parameter = { .sched_priority = 0 };
+    return sched_setscheduler(0, SCHED_OTHER, &parameter) == 0 ? 0 : errno;
+}
+
 /* Names the calling thread (as `ps -L`, `top -H`, gdb and perf show it; at most 15 bytes are kept).
  * prctl is variadic and pthread_setname_np needs _GNU_SOURCE: both unreachable from Swift. */
 static inline int snoozefuse_name_current_thread(const char *name) {

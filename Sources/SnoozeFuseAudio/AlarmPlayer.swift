@@ -15,9 +15,9 @@ public struct AlarmPlaybackSettings: Sendable, Hashable {
     /// What plays on the same device when `sound` cannot be read when the alarm starts (a built-in
     /// sound); the synthesized tone when that fails too.
     public var fallbackSound: AlarmSound
-    /// The audio thread asks for SCHED_FIFO at this priority (`nil`: the ordinary policy), so that
-    /// the first frame goes out on time on a machine busy with other work. Alarms do; a sleep
-    /// sound has no instant to keep and does not.
+    /// The audio thread asks for SCHED_FIFO at this priority until its first write (`nil`: the
+    /// ordinary policy throughout), so that the first frame goes out on time on a machine busy
+    /// with other work. Alarms do; a sleep sound has no instant to keep and does not.
     public var realtimePriority: Int32? = AlarmPlaybackSettings.alarmRealtimePriority
 
     /// The alarm thread's SCHED_FIFO priority: above every ordinary thread, below the kernel's

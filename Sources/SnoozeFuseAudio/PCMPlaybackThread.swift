@@ -71,8 +71,9 @@ public final class PCMPlaybackThread: Sendable {
         /// The first write returned: its frames are queued in the device. `at` is on the same clock as
         /// the session's deadlines, for measuring alarm lateness.
         case firstWrite(at: BootInstant, frames: Int)
-        /// What the thread runs at, when it asked for real-time scheduling: reported once, before
-        /// anything is written.
+        /// What the thread runs at until its first write, when it asked for real-time scheduling:
+        /// reported once, before anything is written. After the first write it runs at the
+        /// ordinary policy.
         case priority(ThreadPriority)
         /// An underrun or suspend was recovered (`snd_pcm_recover`); `total` counts them so far.
         case recovered(total: Int)
@@ -124,8 +125,8 @@ public final class PCMPlaybackThread: Sendable {
 
     /// Takes ownership of `output` and `source`. Nothing happens until `start()`.
     /// - Parameters:
-    ///   - realtimePriority: when given, the thread first asks for SCHED_FIFO at this priority (and
-    ///     reports what it got as `.priority`); it plays either way.
+    ///   - realtimePriority: when given, the thread asks for SCHED_FIFO at this priority until its
+    ///     first write (and reports what it got as `.priority`); it plays either way.
     ///   - onEvent: called on the audio thread (see `Event`).
     public init(output: sending PCMOutput, source: sending some PCMRenderSource, realtimePriority: Int32? = nil,
                 onEvent: @escaping @Sendable (Event) -> Void = { _ in }) {
@@ -228,8 +229,11 @@ public final class PCMPlaybackThread: Sendable {
 
     /// The render–write loop, for the source's own sample type.
     private func play<Source: PCMRenderSource>(_ source: inout Source, to output: PCMOutput) -> Outcome {
+        var realtime = false
         if let realtimePriority {
-            onEvent(.priority(SystemThread.makeCurrentRealtime(priority: realtimePriority)))
+            let priority = SystemThread.makeCurrentRealtime(priority: realtimePriority)
+            realtime = priority.isRealtime
+            onEvent(.priority(priority))
         }
         let channels = max(format.channels, 1)
         let buffer = UnsafeMutableBufferPointer<Source.Sample>.allocate(capacity: max(format.periodFrames, 1) * channels)
@@ -268,6 +272,11 @@ public final class PCMPlaybackThread: Sendable {
                 if !firstWriteDone {
                     firstWriteDone = true
                     let at = BootInstant.now
+                    // Real time was for the deadline. From here the device's buffer carries the
+                    // stream, and a real-time writer would preempt the sound server's client
+                    // thread (libpulse's mainloop) while it holds the stream's lock: measured, 2-6
+                    // times the CPU per second of audio.
+                    if realtime { SystemThread.makeCurrentOrdinary() }
                     if output.consumesInstantly || output.queueIsEmpty { pacedFrom = at }
                     onEvent(.firstWrite(at: at, frames: frames))
                 }

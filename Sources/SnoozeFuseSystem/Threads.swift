@@ -51,6 +51,12 @@ public enum SystemThread {
         return code == 0 ? .realtime(priority) : .normal(refused: code, asked: priority)
     }
 
+    /// Returns the calling thread to the ordinary policy (SCHED_OTHER), as after
+    /// ``makeCurrentRealtime(priority:)``. Going down needs no privilege.
+    public static func makeCurrentOrdinary() {
+        _ = snoozefuse_make_current_thread_ordinary()
+    }
+
     /// The kernel's name of the calling thread.
     public static var currentName: String {
         var buffer = [CChar](repeating: 0, count: 32)
