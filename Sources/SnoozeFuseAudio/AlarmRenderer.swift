@@ -80,19 +80,18 @@ public final class AlarmPlaybackProgress: Sendable {
 /// Holds the alarm's first write back until its due instant.
 ///
 /// The audio thread renders the first buffer (opening, decoding and resampling are done by then),
-/// then sleeps with `clock_nanosleep(CLOCK_BOOTTIME, TIMER_ABSTIME)` until `spinLead` before `due`,
-/// so the instant keeps counting through suspend, watches the clock for the rest, and writes at
-/// once. The sleep is taken in slices of at most 50 ms so `cancel()` is noticed.
+/// then sleeps with `clock_nanosleep(CLOCK_BOOTTIME, TIMER_ABSTIME)` until `due`, so the instant
+/// keeps counting through suspend, and writes at once. The sleep is taken in slices of at most
+/// 50 ms so `cancel()` is noticed; the last slice ends exactly at `due`.
+///
+/// Reading the clock for the last milliseconds instead of sleeping them was tried against the
+/// wake-up latency of an idle virtual machine (a SCHED_FIFO `clock_nanosleep` overshot by up to
+/// 5.5 ms there) and made the tail worse: idle lateness p99 4.3 ms with 2 ms of it and 14.7 ms
+/// with 10 ms, against 2.0 ms sleeping (50 naps each, `make bench`). The host takes a busy
+/// virtual CPU as readily as it is slow to wake an idle one.
 public final class AlarmStartGate: Sendable {
     /// When the first frame should be written.
     public let due: BootInstant
-    /// How long before `due` the thread stops sleeping and reads the clock until `due` instead.
-    /// Waking from a sleep can take milliseconds on an idle machine (an idle virtual CPU is
-    /// descheduled by its host; an idle core sits in a deep C-state): on a 2-core virtual machine,
-    /// a SCHED_FIFO thread's `clock_nanosleep` overshot by up to 5.5 ms, and alarm lateness had a
-    /// p99 of 2–4 ms over 50 idle naps with a 2 ms lead, against 0.2 ms with every core busy.
-    /// Reading the clock costs at most this much CPU, once per alarm.
-    public static let spinLead = Duration.milliseconds(10)
     private let cancelled = Atomic<Bool>(false)
 
     public init(due: BootInstant) {
@@ -106,14 +105,9 @@ public final class AlarmStartGate: Sendable {
 
     public var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
 
-    /// Sleeps until `spinLead` before `due`, then reads the clock until `due`; returns `false` if
-    /// cancelled first.
+    /// Sleeps until `due`; returns `false` if cancelled first.
     public func wait() -> Bool {
-        guard SystemThread.sleep(until: due.advanced(by: .zero - Self.spinLead), unless: { isCancelled }) else { return false }
-        while BootInstant.now < due {
-            if isCancelled { return false }
-        }
-        return !isCancelled
+        SystemThread.sleep(until: due, unless: { isCancelled })
     }
 }
 
