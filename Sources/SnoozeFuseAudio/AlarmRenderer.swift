@@ -87,8 +87,8 @@ public final class AlarmPlaybackProgress: Sendable {
 /// Reading the clock for the last milliseconds instead of sleeping them was tried against the
 /// wake-up latency of an idle virtual machine (a SCHED_FIFO `clock_nanosleep` overshot by up to
 /// 5.5 ms there) and made the tail worse: idle lateness p99 4.3 ms with 2 ms of it and 14.7 ms
-/// with 10 ms, against 2.0 ms sleeping (50 naps each, `make bench`). The host takes a busy
-/// virtual CPU as readily as it is slow to wake an idle one.
+/// with 10 ms, against 2.0 and 0.7 ms sleeping (50 naps each, whole runs of `make bench`). The
+/// host takes a busy virtual CPU as readily as it is slow to wake an idle one.
 public final class AlarmStartGate: Sendable {
     /// When the first frame should be written.
     public let due: BootInstant

@@ -59,6 +59,7 @@ struct PluginAttackTests {
         // One file hangs: 2 s for it; the rest is quick. Generous room for a busy machine.
         #expect(run.seconds < 12, "plugins list took \(run.seconds) s")
         #expect(run.childrenSeen.allSatisfy { $0.contains(PluginHostProgram.name + " scan") }, "\(run.childrenSeen)")
+        #expect(run.endedChildrenSeen.allSatisfy { $0 == String(PluginHostProgram.name.prefix(15)) }, "\(run.endedChildrenSeen)")
         let listing = try #require(try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any], "\(run.output)")
         let problems = try #require(listing["problems"] as? [[String: Any]])
         func problem(_ attacker: Attacker) -> String? {
@@ -110,6 +111,7 @@ struct PluginAttackTests {
         #expect((check["summary"] as? String)?.contains(text) == true, "\(attacker.name): \(check)")
         #expect(report["failed"] as? Int == failures, "\(attacker.name): \(run.output)")
         #expect(run.childrenSeen.allSatisfy { $0.contains(PluginHostProgram.name + " check") }, "\(run.childrenSeen)")
+        #expect(run.endedChildrenSeen.allSatisfy { $0 == String(PluginHostProgram.name.prefix(15)) }, "\(run.endedChildrenSeen)")
         expectNoPluginProcessLeft(folder, "plugins check \(attacker.name)")
     }
 

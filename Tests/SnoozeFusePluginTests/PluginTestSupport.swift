@@ -126,6 +126,9 @@ struct WatchedRun {
     var output: String
     /// The command lines of every child `pgrep -P` saw while it ran.
     var childrenSeen: Set<String>
+    /// The names (as the kernel keeps them, 15 bytes at most) of children seen after they had
+    /// ended and before they were reaped: such a child has no command line left to read.
+    var endedChildrenSeen: Set<String>
     /// How long it ran, in seconds.
     var seconds: Double
 }
@@ -138,21 +141,27 @@ func runWatchingChildren(_ executable: String, _ arguments: [String], environmen
     let (environment, state) = try isolatingNapState(environment)
     let scratch = try TemporaryFolder(prefix: "snoozefuse-watched")
     let log = scratch.path("output")
-    let ((status, seen), seconds) = try secondsTaken { () throws -> (Int32, Set<String>) in
+    let ((status, seen, ended), seconds) = try secondsTaken { () throws -> (Int32, Set<String>, Set<String>) in
         let process = try BackgroundProcess(URL(fileURLWithPath: executable), arguments, environment: environment,
                                             standardOutput: log, standardError: log)
-        var seen = Set<String>()
+        var seen = Set<String>(), ended = Set<String>()
         let start = ContinuousClock.now
         while process.isRunning {
             for line in try children(of: process.pid) {
-                seen.insert(String(line.drop { $0 != " " }.dropFirst()))
+                let command = String(line.drop { $0 != " " }.dropFirst())
+                // pgrep shows a child that has ended but is not reaped yet as `[name] <defunct>`.
+                if command.hasPrefix("["), command.hasSuffix("] <defunct>") {
+                    ended.insert(String(command.dropFirst().dropLast("] <defunct>".count)))
+                } else {
+                    seen.insert(command)
+                }
             }
             if start.duration(to: .now) > .seconds(limit) { process.signal(SIGKILL) }
             usleep(200_000)
         }
-        return (process.wait(), seen)
+        return (process.wait(), seen, ended)
     }
     withExtendedLifetime(state) {}
     let output = String(decoding: FileManager.default.contents(atPath: log) ?? Data(), as: UTF8.self)
-    return WatchedRun(status: status, output: output, childrenSeen: seen, seconds: seconds)
+    return WatchedRun(status: status, output: output, childrenSeen: seen, endedChildrenSeen: ended, seconds: seconds)
 }
