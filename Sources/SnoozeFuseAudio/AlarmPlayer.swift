@@ -17,7 +17,8 @@ public struct AlarmPlaybackSettings: Sendable, Hashable {
     public var fallbackSound: AlarmSound
     /// The audio thread asks for SCHED_FIFO at this priority until its first write (`nil`: the
     /// ordinary policy throughout), so that the first frame goes out on time on a machine busy
-    /// with other work. Alarms do; a sleep sound has no instant to keep and does not.
+    /// with other work. Alarms do; a sleep sound (`AudioSleepSound`) has no instant to keep and
+    /// does not.
     public var realtimePriority: Int32? = AlarmPlaybackSettings.alarmRealtimePriority
 
     /// The alarm thread's SCHED_FIFO priority: above every ordinary thread, below the kernel's

@@ -172,11 +172,10 @@ public final class LiveNap: Sendable {
             for await change in alarm.outputChanges { noteFeed.yield(.output(change)) }
         }
         let sleepSound = plugins?.sleepStream.map { stream in
-            var sleepSettings = AlarmPlaybackSettings(sound: .custom(stream.customSound),
-                                                      gain: AlarmGain(percent: configuration.sleepVolume, fadeIn: .seconds(10)))
-            sleepSettings.realtimePriority = nil
-            return AudioSleepSound(device: configuration.sleepDevice ?? configuration.device, settings: sleepSettings,
-                                   loop: loop) { noteFeed.yield(.warning($0)) }
+            AudioSleepSound(device: configuration.sleepDevice ?? configuration.device,
+                            settings: AlarmPlaybackSettings(sound: .custom(stream.customSound),
+                                                            gain: AlarmGain(percent: configuration.sleepVolume, fadeIn: .seconds(10))),
+                            loop: loop) { noteFeed.yield(.warning($0)) }
         }
         let soundPath = sound.filePath
         let setup = SavedAlarmSetup(

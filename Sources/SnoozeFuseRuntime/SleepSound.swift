@@ -67,6 +67,8 @@ public final class AudioSleepSound: SleepSoundOutput {
         settings.gain.fadeIn = min(settings.gain.fadeIn, duration / 3)
         settings.gain.fadeOut = min(longestFadeOut, duration / 3)
         settings.onSourceFailure = .silence
+        // Real time is for an alarm's deadline; a sleep sound has none to keep.
+        settings.realtimePriority = nil
         let (events, feed) = AsyncStream.makeStream(of: PCMPlaybackThread.Event.self)
         let opening = startPlayback(device: device, settings: settings, due: nil, position: .zero, events: feed)
         Task(executorPreference: loop) { [onNotice] in
