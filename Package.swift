@@ -49,6 +49,14 @@ let package = Package(
             pkgConfig: "samplerate",
             providers: [.apt(["libsamplerate0-dev"])]
         ),
+        // libpulse: the alarm's own streams on the sound server (PulseAudio, or PipeWire through
+        // pipewire-pulse), its sinks' mute and volume, and their monitors.
+        // (No pkgConfig: libpulse's .pc adds -D_REENTRANT and -pthread, which SwiftPM refuses with
+        // a warning; the headers are in the system's include path and the module map links it.)
+        .systemLibrary(
+            name: "CPulse",
+            providers: [.apt(["libpulse-dev"])]
+        ),
         // sd-bus: logind's inhibitor (keep-awake) and the desktop's notifications.
         .systemLibrary(
             name: "CSystemd",
@@ -88,7 +96,7 @@ let package = Package(
         ),
         .target(
             name: "SnoozeFuseAudio",
-            dependencies: ["SnoozeFuseSystem", "CSndFile", "CALSA", "CSampleRate"],
+            dependencies: ["SnoozeFuseCore", "SnoozeFuseSystem", "CSndFile", "CALSA", "CSampleRate", "CPulse"],
             swiftSettings: strictSettings
         ),
         .target(

@@ -31,7 +31,7 @@ LAYERS = {
                           "SnoozeFuseSoundLibrary", "SnoozeFuseStore", "Logging"},
     "SnoozeFuseSoundLibrary": {"SnoozeFuseAudio", "SnoozeFuseCAF", "SnoozeFuseStore", "SnoozeFuseSystem", "CLinux"},
     "SnoozeFusePluginHost": {"SnoozeFusePluginABI", "SnoozeFuseSystem", "Logging"},
-    "SnoozeFuseAudio": {"SnoozeFuseSystem", "CSndFile", "CALSA", "CSampleRate"},
+    "SnoozeFuseAudio": {"SnoozeFuseCore", "SnoozeFuseSystem", "CSndFile", "CALSA", "CSampleRate", "CPulse"},
     "SnoozeFuseStore": {"GRDB"},
     "SnoozeFuseSystem": {"CLinux", "CSystemd"},
     "SnoozeFuseCore": set(),

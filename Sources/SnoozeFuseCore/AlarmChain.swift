@@ -254,15 +254,22 @@ public struct AlarmChain<Instant: InstantProtocol>: Sendable, Hashable where Ins
     /// When the watchdog looks next.
     private var watchAt: Instant?
 
-    public init(device: String?, limits: AlarmChainLimits = AlarmChainLimits(), fallbackName: String = "terminal bell") {
+    /// The name of the sound server's own output (libpulse streams on the routed sinks) in the chain.
+    public static var soundServer: String { "sound server" }
+
+    /// - Parameter soundServer: try the sound server's own output first when the device asked
+    ///   for is ALSA's `default` (on a desktop, the same server through ALSA's `pulse` plugin).
+    public init(device: String?, soundServer: Bool = false, limits: AlarmChainLimits = AlarmChainLimits(),
+                fallbackName: String = "terminal bell") {
         var devices = [device ?? "default"]
+        if soundServer, devices == ["default"] { devices.insert(Self.soundServer, at: 0) }
         if !devices.contains("default") { devices.append("default") }
         self.devices = devices
         self.limits = limits
         self.fallbackName = fallbackName
     }
 
-    public static func outputName(_ device: String) -> String { "ALSA \(device)" }
+    public static func outputName(_ device: String) -> String { device == soundServer ? device : "ALSA \(device)" }
 
     /// The earliest instant at which time alone changes the chain; `nil` when only an event can.
     public var nextDeadline: Instant? {

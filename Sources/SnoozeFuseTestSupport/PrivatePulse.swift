@@ -83,12 +83,12 @@ public final class PrivatePulse: Sendable {
 
     /// Starts `pacat --record` from the null sink's monitor into `name` in `directory` (raw S16LE,
     /// 48 kHz, stereo: read it with `rms(ofS16Stereo:)` or `windowRMS(ofS16Stereo:windowFrames:)`).
-    public func startCapture(name: String) throws -> Process {
+    public func startCapture(name: String, sink: String = "nullsink") throws -> Process {
         let path = directory.appendingPathComponent(name).path
         _ = FileManager.default.createFile(atPath: path, contents: nil)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         return try launch(executableInPath("pacat"),
-                          ["--record", "-d", "nullsink.monitor", "--raw", "--format=s16le", "--rate=48000",
+                          ["--record", "-d", "\(sink).monitor", "--raw", "--format=s16le", "--rate=48000",
                            "--channels=2", "--latency-msec=50"], standardOutput: handle)
     }
 
@@ -147,9 +147,22 @@ public final class PrivatePulse: Sendable {
         return output.text
     }
 
+    /// Adds a null sink named `name` with `properties` (`device.form_factor=headset
+    /// device.bus=bluetooth` stands in for a Bluetooth headset).
+    public func addSink(_ name: String, properties: String? = nil) throws {
+        var arguments = ["load-module", "module-null-sink", "sink_name=\(name)"]
+        if let properties { arguments.append("sink_properties=\(properties)") }
+        try pactl(arguments)
+    }
+
+    /// Whether `sink` is muted, as `pactl get-sink-mute` reports it.
+    public func sinkMuted(_ sink: String = "nullsink") throws -> Bool {
+        try pactl(["get-sink-mute", sink], output: true).contains("yes")
+    }
+
     /// The null sink's volume in percent (its first channel), as `pactl get-sink-volume` reports it.
-    public func sinkVolumePercent() throws -> Int? {
-        let text = try pactl(["get-sink-volume", "nullsink"], output: true)
+    public func sinkVolumePercent(_ sink: String = "nullsink") throws -> Int? {
+        let text = try pactl(["get-sink-volume", sink], output: true)
         guard let percent = text.firstMatch(of: /(\d+)%/) else { return nil }
         return Int(percent.1)
     }

@@ -91,6 +91,15 @@ final class Console {
             // --events, and on screen with --verbose).
             let text = "snoozefuse: \(record.message ?? "the alarm moved to another output")"
             message(area != nil && !verbose ? Self.shortened(text, to: width() - 1) : text)
+        case .sink:
+            // What the alarm did to the sinks is said, as a warning is; how it routed and the
+            // proof that it is heard, only with --verbose (always in --events).
+            guard let text = record.message, !text.isEmpty else { return }
+            if ["routed", "recovered"].contains(record.what ?? "") && !verbose { return }
+            message("snoozefuse: \(text)")
+        case .heard:
+            guard verbose, let text = record.message else { return }
+            message("snoozefuse: \(text)")
         case .adjusted:
             guard !quiet else { return }
             message("snoozefuse: \(record.message ?? "the alarm moved")")

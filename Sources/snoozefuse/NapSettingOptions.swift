@@ -22,6 +22,9 @@ struct NapSettingOptions: ParsableArguments {
     @Option(name: .customLong("fade-in"), help: settingHelp(.fadeIn)) var fadeIn: String?
     @Option(help: settingHelp(.device)) var device: String?
     @Option(name: .customLong("system-volume"), help: settingHelp(.systemVolume)) var systemVolume: String?
+    @Option(help: settingHelp(.route)) var route: String?
+    @Option(name: .customLong("fix-volume"), help: settingHelp(.fixVolume)) var fixVolume: String?
+    @Flag(name: .customLong("no-fix-volume"), help: "The same as --fix-volume false: leave the sinks' mute and volume as they are.") var noFixVolume = false
     @Option(help: settingHelp(.source)) var source: String?
     @Option(name: .customLong("emitter"), help: settingHelp(.emitter)) var emitters: [String] = []
     @Option(help: settingHelp(.bpm)) var bpm: String?
@@ -34,7 +37,8 @@ struct NapSettingOptions: ParsableArguments {
     var given: [NapSettingKey: [String]] {
         let single: [(NapSettingKey, String?)] = [
             (.release, release), (.nap, nap), (.max, max), (.ringLimit, ringLimit), (.snooze, snooze), (.sound, sound),
-            (.volume, volume), (.fadeIn, fadeIn), (.device, device), (.systemVolume, systemVolume), (.source, source),
+            (.volume, volume), (.fadeIn, fadeIn), (.device, device), (.systemVolume, systemVolume), (.route, route),
+            (.fixVolume, noFixVolume ? "false" : fixVolume), (.source, source),
             (.bpm, bpm), (.sleepSound, sleepSound), (.sleepVolume, sleepVolume), (.sleepDevice, sleepDevice),
             (.dismiss, dismiss),
         ]

@@ -28,19 +28,19 @@ public enum PCMSampleFormat: String, Sendable, Hashable, CaseIterable, CustomStr
 /// A sample type the audio thread can write to a `PCMOutput` (see `PCMRenderSource.Sample`).
 public protocol PCMSample: AdditiveArithmetic {
     /// Writes interleaved samples to `output` (blocking until queued).
-    static func write(_ samples: UnsafeBufferPointer<Self>, to output: PCMOutput) throws(ALSAError)
+    static func write(_ samples: UnsafeBufferPointer<Self>, to output: any PCMWritable) throws(ALSAError)
 }
 
 extension Float: PCMSample {
     /// Writes as the device's format: as is to `FLOAT_LE`, converted to `S16_LE`.
-    public static func write(_ samples: UnsafeBufferPointer<Float>, to output: PCMOutput) throws(ALSAError) {
+    public static func write(_ samples: UnsafeBufferPointer<Float>, to output: any PCMWritable) throws(ALSAError) {
         try output.write(samples)
     }
 }
 
 extension Int16: PCMSample {
     /// Writes as is; the device must have taken `S16_LE`.
-    public static func write(_ samples: UnsafeBufferPointer<Int16>, to output: PCMOutput) throws(ALSAError) {
+    public static func write(_ samples: UnsafeBufferPointer<Int16>, to output: any PCMWritable) throws(ALSAError) {
         try output.write(samples)
     }
 }

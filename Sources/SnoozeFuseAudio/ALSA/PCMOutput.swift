@@ -1,5 +1,33 @@
 import CALSA
 
+/// Where the audio thread (`PCMPlaybackThread`) writes: an ALSA PCM (`PCMOutput`), or the sound
+/// server's streams on one or more sinks (`PulseSinkOutput`). Not thread-safe: one thread owns it
+/// at a time. Failures are `ALSAError`s (`kind == .deviceLost`: close it and open it again).
+public protocol PCMWritable: AnyObject {
+    /// The name it was opened with, for messages.
+    var device: String { get }
+    /// What the device agreed to.
+    var format: PCMStreamFormat { get }
+    /// How many underruns or suspends `write` recovered from.
+    var recoveries: Int { get }
+    /// Whether it takes frames as fast as they are written (what plays must pace itself).
+    var consumesInstantly: Bool { get }
+    /// Whether everything written so far has already been taken.
+    var queueIsEmpty: Bool { get }
+    /// Writes interleaved float samples, blocking while the buffer is full.
+    func write(_ samples: UnsafeBufferPointer<Float>) throws(ALSAError)
+    /// Writes interleaved 16-bit samples (the device took `S16_LE`).
+    func write(_ samples: UnsafeBufferPointer<Int16>) throws(ALSAError)
+    /// Stops at once, discarding what is queued.
+    func drop() throws(ALSAError)
+    /// Blocks until what is queued has played.
+    func drain() throws(ALSAError)
+    /// Closes it. Idempotent.
+    func close()
+}
+
+extension PCMOutput: PCMWritable {}
+
 /// An ALSA PCM opened for playback in blocking mode, with interleaved samples in a negotiated format.
 ///
 /// Not thread-safe and not `Sendable`: one thread owns it at a time (typically the audio thread, see

@@ -114,10 +114,10 @@ public final class PCMPlaybackThread: Sendable {
     /// as `sending` (the caller keeps no reference it may use), the payload sits in the `Mutex` until
     /// `start()` takes it out exactly once, and from then on only the audio thread touches them.
     private final class Payload: @unchecked Sendable {
-        let output: PCMOutput
+        let output: any PCMWritable
         let source: any PCMRenderSource
 
-        init(output: PCMOutput, source: any PCMRenderSource) {
+        init(output: any PCMWritable, source: any PCMRenderSource) {
             self.output = output
             self.source = source
         }
@@ -128,7 +128,7 @@ public final class PCMPlaybackThread: Sendable {
     ///   - realtimePriority: when given, the thread asks for SCHED_FIFO at this priority until its
     ///     first write (and reports what it got as `.priority`); it plays either way.
     ///   - onEvent: called on the audio thread (see `Event`).
-    public init(output: sending PCMOutput, source: sending some PCMRenderSource, realtimePriority: Int32? = nil,
+    public init(output: sending any PCMWritable, source: sending some PCMRenderSource, realtimePriority: Int32? = nil,
                 onEvent: @escaping @Sendable (Event) -> Void = { _ in }) {
         device = output.device
         format = output.format
@@ -228,7 +228,7 @@ public final class PCMPlaybackThread: Sendable {
     // MARK: - The audio thread
 
     /// The render–write loop, for the source's own sample type.
-    private func play<Source: PCMRenderSource>(_ source: inout Source, to output: PCMOutput) -> Outcome {
+    private func play<Source: PCMRenderSource>(_ source: inout Source, to output: any PCMWritable) -> Outcome {
         var realtime = false
         if let realtimePriority {
             let priority = SystemThread.makeCurrentRealtime(priority: realtimePriority)

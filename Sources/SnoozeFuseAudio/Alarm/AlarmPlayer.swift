@@ -105,11 +105,14 @@ public enum AlarmPlayer {
     ///   - due: when given, the first buffer is rendered at once and written at exactly this instant
     ///     (see `AlarmStartGate`); otherwise as soon as it is rendered.
     ///   - position: resume this far into the alarm (source position and fade).
+    ///   - opening: opens the output for the configuration asked for; nil opens the ALSA PCM
+    ///     `device`. The sound server's output (`PulseSinkOutput`) comes this way.
     ///   - onEvent: the audio thread's events (called on that thread: be quick, do not block).
     public static func start(
         device: String, settings: AlarmPlaybackSettings, due: BootInstant? = nil,
         from position: Duration = .zero,
-        onEvent: @escaping @Sendable (PCMPlaybackThread.Event) -> Void = { _ in }
+        onEvent: @escaping @Sendable (PCMPlaybackThread.Event) -> Void = { _ in },
+        opening: ((PCMConfiguration) throws(ALSAError) -> any PCMWritable)? = nil
     ) throws(AlarmPlayerError) -> AlarmPlayback {
         // Ask the device for the file's own rate and channel count: where it can take them (any
         // `plug`, `pulse` or `dmix` device can), nothing is resampled or remixed here, which is
@@ -122,9 +125,13 @@ public enum AlarmPlayer {
             configuration.channels = native.channels
             if native.isInt16PCM { configuration.formats = [.int16LE, .float32LE] }
         }
-        let output: PCMOutput
-        do {
-            output = try PCMOutput(device: device, configuration: configuration)
+        let output: any PCMWritable
+        do throws(ALSAError) {
+            if let opening {
+                output = try opening(configuration)
+            } else {
+                output = try PCMOutput(device: device, configuration: configuration)
+            }
         } catch {
             throw .device(error)
         }

@@ -5,6 +5,7 @@ import SnoozeFuseCore
 import SnoozeFusePluginHost
 import SnoozeFuseStore
 public import SnoozeFuseSystem
+import Synchronization
 
 /// The event loop a command runs on: one thread that is both the executor of its tasks and the
 /// keeper of its timers (see `SnoozeFuseSystem.EventLoop`).
@@ -118,7 +119,8 @@ public final class LiveNap: Sendable {
             let configuration = NapConfiguration(
                 timers: setup.timers, presetName: setup.presetName, holdMode: false, sound: setup.soundPath,
                 volume: setup.volume, fadeIn: .milliseconds(Int64(setup.fadeInSeconds * 1000)), device: setup.device,
-                systemVolume: setup.systemVolume, dismissal: setup.dismissal ?? .word)
+                systemVolume: setup.systemVolume, route: setup.route.flatMap(AlarmRoute.init(parsing:)) ?? .wake,
+                fixesVolume: setup.fixesVolume ?? true, dismissal: setup.dismissal ?? .word)
             // A plugin's sound or a file that is gone: the built-in sound (the nap is what matters).
             var sound: AlarmSound = .builtInTone
             if let path = setup.soundPath, (try? AlarmSoundChoice.check(.file(path: path))) != nil {
@@ -131,7 +133,7 @@ public final class LiveNap: Sendable {
             facts.takeOver(by: holder.rawValue)
             let nap = try LiveNap(configuration: configuration, sound: sound, plugins: false, initialSession: initial,
                                   holder: holder, terminal: holder == .resume, paths: paths, lock: lock, loop: loop,
-                                  message: message, history: facts, ttyForBell: live.terminal)
+                                  message: message, history: facts, ttyForBell: live.terminal, sinkFixes: live.sinkFixes ?? [])
             return .ringing(nap)
         }
     }
@@ -139,7 +141,7 @@ public final class LiveNap: Sendable {
     private init(configuration: NapConfiguration, sound chosen: AlarmSound, plugins usesPlugins: Bool,
                  initialSession: Session<BootInstant>?, holder: LiveSessionState.Holder, terminal: Bool,
                  paths: StorePaths, lock: NapLock, loop: EventLoop, message: @escaping @Sendable (String) -> Void,
-                 history facts: NapHistoryFacts, ttyForBell: String? = nil) throws(NapSetupError) {
+                 history facts: NapHistoryFacts, ttyForBell: String? = nil, sinkFixes: [SinkLevelFix] = []) throws(NapSetupError) {
         let (notes, noteFeed) = AsyncStream.makeStream(of: SessionNote.self, bufferingPolicy: .unbounded)
         // An alarm must be heard: a sound too quiet to wake anyone is replaced now, with a warning.
         let (audible, quiet) = AlarmSoundChoice.audible(chosen, volume: configuration.volume)
@@ -163,13 +165,39 @@ public final class LiveNap: Sendable {
         let hint = keys == nil ? "(`snoozefuse stop` to stop)" : Self.keyHint(configuration.dismissal)
         let bell = Self.bell(tty: ttyForBell, terminal: terminal, usesColour: configuration.usesColour, hint: hint,
                              display: configuration.showsCountdown, loop: loop)
-        let alarm = AudioAlarmOutput(device: configuration.device, settings: settings, fallback: bell, loop: loop)
-        // The mixer's notes are warnings: an event, and a line even with --quiet.
+        // On a sound server: the alarm's own streams on the routed sinks, their mute and volume
+        // fixed (the person's own kept, and put back by whoever holds the alarm last), proof from
+        // their monitors.
+        let ledger = SinkFixLedger(sinkFixes)
+        let (sinkReports, sinkFeed) = AsyncStream.makeStream(of: SinkReport.self, bufferingPolicy: .unbounded)
+        let plan = SinkPlan(route: configuration.route,
+                            floorPercent: configuration.fixesVolume ? configuration.systemVolume ?? SinkLevelFix.defaultFloorPercent : nil,
+                            ledger: ledger) { sinkFeed.yield($0) }
+        let alarm = AudioAlarmOutput(device: configuration.device, settings: settings, fallback: bell, loop: loop, server: plan)
+        // The mixer's notes are warnings: an event, and a line even with --quiet. On the sound
+        // server's output the sinks' floor does this instead.
         let volume = SystemVolumeDuringAlarm(percent: configuration.systemVolume, base: alarm, loop: loop) {
             noteFeed.yield(.warning($0))
         }
         let changes = Task(executorPreference: loop) {
             for await change in alarm.outputChanges { noteFeed.yield(.output(change)) }
+        }
+        let keeperSlot = KeeperSlot()
+        let sinkNotes = Task(executorPreference: loop) {
+            for await report in sinkReports {
+                switch report {
+                case .ledgerChanged(let fixes):
+                    keeperSlot.keeper?.saveSinkFixes(fixes)
+                    continue
+                case .escalated(.fallback, _):
+                    await alarm.soundFallbackBeside(true)
+                case .recovered:
+                    await alarm.soundFallbackBeside(false)
+                default:
+                    break
+                }
+                noteFeed.yield(.sink(report))
+            }
         }
         let sleepSound = plugins?.sleepStream.map { stream in
             AudioSleepSound(device: configuration.sleepDevice ?? configuration.device,
@@ -184,16 +212,21 @@ public final class LiveNap: Sendable {
             systemVolume: configuration.systemVolume, ringLimitSeconds: configuration.timers.ringLimit?.secondsValue,
             snoozeSeconds: configuration.timers.snooze.secondsValue, releaseSeconds: configuration.timers.release.secondsValue,
             napSeconds: configuration.timers.nap.secondsValue, maxSeconds: configuration.timers.max.secondsValue,
-            presetName: configuration.presetName, dismissal: configuration.dismissal)
+            presetName: configuration.presetName, dismissal: configuration.dismissal,
+            route: configuration.route.description, fixesVolume: configuration.fixesVolume)
         let keeper = LiveSessionKeeper(paths: paths, setup: setup, holder: holder,
                                        terminal: ttyForBell ?? (terminal ? Self.terminalName() : nil)) {
             noteFeed.yield(.warning($0))
         }
+        keeper.saveSinkFixes(ledger.all)
+        keeperSlot.keeper = keeper
         var ports = NapPorts(
             clock: loop.clock, executor: loop, alarm: volume, sleepSound: sleepSound,
             pulses: (plugins?.emitters ?? []).map(EmitterSink.init), keys: keys, notes: notes,
             shutdown: {
                 await alarm.finish()
+                sinkFeed.finish()
+                await sinkNotes.value
                 // Every plugin child ends with the nap, whichever way it ends.
                 await plugins?.finish()
                 await changes.value
@@ -370,5 +403,15 @@ public final class LiveNap: Sendable {
             if let name = ttyname(fd) { return String(cString: name) }
         }
         return nil
+    }
+}
+
+/// The nap's live-state keeper, for the sink reports' task, which starts before the keeper exists
+/// (set once, read on the nap's loop).
+private final class KeeperSlot: Sendable {
+    private let slot = Mutex<LiveSessionKeeper?>(nil)
+    var keeper: LiveSessionKeeper? {
+        get { slot.withLock { $0 } }
+        set { slot.withLock { $0 = newValue } }
     }
 }

@@ -20,6 +20,10 @@ public struct NapConfiguration: Sendable, Hashable {
     public var device: String
     /// The system volume while the alarm sounds (nil: leave it).
     public var systemVolume: Int?
+    /// `--route`: where the alarm plays on a sound server.
+    public var route: AlarmRoute
+    /// `--fix-volume`: unmute and raise the sinks the alarm plays on.
+    public var fixesVolume: Bool
     /// `--source ID[:key=value,...]`.
     public var source: String?
     /// `--emitter ID[:key=value,...]`, each.
@@ -40,7 +44,7 @@ public struct NapConfiguration: Sendable, Hashable {
 
     public init(timers: SessionTimers, presetName: String, holdMode: Bool, sound: String? = nil, volume: Int = 80,
                 fadeIn: Duration = .seconds(10), device: String = "default", systemVolume: Int? = nil,
-                source: String? = nil, emitters: [String] = [], bpm: Int = 60, sleepSound: String? = nil,
+                route: AlarmRoute = .wake, fixesVolume: Bool = true, source: String? = nil, emitters: [String] = [], bpm: Int = 60, sleepSound: String? = nil,
                 sleepVolume: Int = 60, sleepDevice: String? = nil, dismissal: DismissMode = .word,
                 showsCountdown: Bool = false, usesColour: Bool = false) {
         self.timers = timers
@@ -51,6 +55,8 @@ public struct NapConfiguration: Sendable, Hashable {
         self.fadeIn = fadeIn
         self.device = device
         self.systemVolume = systemVolume
+        self.route = route
+        self.fixesVolume = fixesVolume
         self.source = source
         self.emitters = emitters
         self.bpm = bpm

@@ -15,6 +15,8 @@ public enum NapSettingKey: String, CaseIterable, Sendable, Hashable, Comparable 
     case fadeIn = "fade-in"
     case device
     case systemVolume = "system-volume"
+    case route
+    case fixVolume = "fix-volume"
     case source, emitter, bpm
     case sleepSound = "sleep-sound"
     case sleepVolume = "sleep-volume"
@@ -58,6 +60,8 @@ public enum NapSettingKey: String, CaseIterable, Sendable, Hashable, Comparable 
         case .sound: "name|path"
         case .volume, .systemVolume, .sleepVolume: "percent"
         case .device, .sleepDevice: "pcm"
+        case .route: "default|wake|all|sink[,sink]"
+        case .fixVolume: "true|false"
         case .source, .emitter, .sleepSound: "id[:key=value,...]"
         case .bpm: "n"
         case .events: "format"
@@ -79,7 +83,9 @@ public enum NapSettingKey: String, CaseIterable, Sendable, Hashable, Comparable 
         case .volume: "Alarm volume, 1–100 (linear amplitude)."
         case .fadeIn: "Fade the alarm in over this long (equal-power curve)."
         case .device: "ALSA PCM to play on; if it fails, `default`, then the terminal bell."
-        case .systemVolume: "Set the system volume (ALSA mixer Master, PCM or Speaker) to this while the alarm sounds; restored after."
+        case .systemVolume: "The alarm's volume floor on the sound server's sinks (default \(SinkLevelFix.defaultFloorPercent)), 1–100: a sink below it is raised while the alarm sounds; on a plain ALSA device, the mixer (Master, PCM or Speaker) is set to it. Restored after."
+        case .route: "Where the alarm plays on a sound server: wake (the default sink, and the speakers too when it is a headset, headphones or Bluetooth), default (the default sink only), all, or sink names."
+        case .fixVolume: "Unmute and raise the sinks the alarm plays on while it sounds, and undo a mute made while it rings (false: leave them as they are); restored after."
         case .source: "Play the alarm from a sound-source plugin (`snoozefuse plugins list`); the built-in tone takes over if it fails or crashes."
         case .emitter: "Send the heartbeat (while you hold) and the alarm pattern (while it rings) to a pulse-emitter plugin (repeatable)."
         case .bpm: "Heartbeat for emitters while you hold, in beats per minute (40–120)."
@@ -106,6 +112,8 @@ public enum NapSettingKey: String, CaseIterable, Sendable, Hashable, Comparable 
         case .volume: .number(80)
         case .fadeIn: .duration(.seconds(10))
         case .device: .text("default")
+        case .route: .text(AlarmRoute.wake.description)
+        case .fixVolume: .flag(true)
         case .bpm: .number(60)
         case .sleepVolume: .number(60)
         case .dismiss: .text(DismissMode.word.rawValue)
@@ -164,7 +172,20 @@ public enum NapSettingKey: String, CaseIterable, Sendable, Hashable, Comparable 
                     : "--volume must be 1–100, not \(volume).")
             }
             return .number(volume)
-        case .systemVolume, .sleepVolume:
+        case .systemVolume:
+            let percent = try number(text)
+            guard (1 ... 100).contains(percent) else {
+                throw NapSettingError(self, percent == 0
+                    ? "--system-volume 0 would make the alarm silent: an alarm must be heard. Use 1–100 (the sinks are raised to at least this while it sounds)."
+                    : "--system-volume must be 1–100, not \(percent).")
+            }
+            return .number(percent)
+        case .route:
+            guard AlarmRoute(parsing: text) != nil else {
+                throw NapSettingError(self, "--route: \"\(text)\" is not a route; use default, wake, all, or sink names separated by commas (`pactl list short sinks` lists them).")
+            }
+            return .text(text)
+        case .sleepVolume:
             let percent = try number(text)
             guard (0 ... 100).contains(percent) else { throw NapSettingError(self, "\(flag) must be 0–100, not \(percent).") }
             return .number(percent)
@@ -189,7 +210,7 @@ public enum NapSettingKey: String, CaseIterable, Sendable, Hashable, Comparable 
                 throw NapSettingError(self, "--dismiss: \"\(text)\" is not a way to stop the alarm; use \(DismissMode.allCases.map(\.rawValue).joined(separator: ", ")).")
             }
             return .text(text)
-        case .noHold, .quiet, .verbose:
+        case .noHold, .quiet, .verbose, .fixVolume:
             switch text.lowercased() {
             case "true", "yes", "on", "1": return .flag(true)
             case "false", "no", "off", "0": return .flag(false)

@@ -161,6 +161,7 @@ public struct ResolvedNapSettings: Sendable, Hashable {
         return NapConfiguration(
             timers: timers, presetName: preset.name, holdMode: holdMode, sound: text(.sound), volume: number(.volume) ?? 80,
             fadeIn: duration(.fadeIn) ?? .seconds(10), device: text(.device) ?? "default", systemVolume: number(.systemVolume),
+            route: text(.route).flatMap(AlarmRoute.init(parsing:)) ?? .wake, fixesVolume: self[.fixVolume].value?.flag ?? true,
             source: text(.source), emitters: self[.emitter].value?.list ?? [], bpm: number(.bpm) ?? 60,
             sleepSound: text(.sleepSound), sleepVolume: number(.sleepVolume) ?? 60, sleepDevice: text(.sleepDevice),
             dismissal: dismissal, showsCountdown: showsCountdown, usesColour: usesColour)

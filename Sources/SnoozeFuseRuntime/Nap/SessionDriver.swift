@@ -1,5 +1,6 @@
 public import Foundation
 public import SnoozeFuseCore
+import SnoozeFuseAudio
 
 /// Runs a ``Session`` against a clock: feeds it events, sleeps until the next thing that can
 /// change it, and performs its effects.
@@ -184,6 +185,38 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
             wake.until = seconds(origin.duration(to: instant.advanced(by: armed.firesIn)))
             wake.boottime = armed.bootSeconds
             return wake
+        case .sink(let report):
+            return sinkRecord(report, at: instant, origin: origin)
+        }
+    }
+
+    private func sinkRecord(_ report: SinkReport, at instant: C.Instant, origin: C.Instant) -> SessionRecord {
+        func line(_ what: String, _ sink: String?, _ message: String) -> SessionRecord {
+            var line = record(.sink, at: instant, origin: origin, message: message)
+            line.what = what
+            line.sink = sink
+            return line
+        }
+        switch report {
+        case .routed(let sinks, let reasons, let missing):
+            let lacking = missing.isEmpty ? "" : "; the server has no sink named \(missing.joined(separator: ", "))"
+            return line("routed", sinks.joined(separator: ","), "the alarm plays on \(reasons.joined(separator: "; "))\(lacking)")
+        case .fixed(let sink, let message): return line("fixed", sink, message)
+        case .restored(let sink, let message): return line("restored", sink, message)
+        case .unheard(let sink): return line("unheard", sink, "sink '\(sink)' carried the alarm and has not for 2 s: its mute and volume are checked again")
+        case .escalated(let step, let message): return line("escalated_\(step.rawValue)", nil, message)
+        case .recovered: return line("recovered", nil, "a sink's monitor carries the alarm again: the fallback stops")
+        case .sinkLost(let sink, let message): return line("lost", sink, message)
+        case .unverified(let message): return line("unverified", nil, message)
+        case .ledgerChanged: return line("ledger", nil, "")
+        case .heard(let sink, let level, let after):
+            let decibels = level > 0 ? (20 * log10(level) * 10).rounded() / 10 : -120
+            var heard = record(.heard, at: instant, origin: origin,
+                               message: "sink '\(sink)' carries the alarm (\(decibels) dBFS in its monitor, \(after.compactDescription) after it was due)")
+            heard.sink = sink
+            heard.levelDbfs = decibels
+            heard.after = seconds(after)
+            return heard
         }
     }
 

@@ -1,5 +1,6 @@
 public import Foundation
 public import SnoozeFuseCore
+public import SnoozeFuseAudio
 
 /// One line of `--events jsonl`: a phase change, an alarm event, a warning or the end (SPEC §3).
 ///
@@ -35,6 +36,12 @@ public struct SessionRecord: Sendable, Equatable, Encodable {
         /// The wake alarm that resumes a suspended machine is armed (`until`, `boottime`: when it
         /// fires, as the kernel holds it; `message`).
         case wakeAlarm = "wake_alarm"
+        /// A sink's monitor carries the alarm (`sink`, `level_dbfs`, `after`: seconds after it was
+        /// due): proof that it is heard, not only played.
+        case heard
+        /// What the alarm did on the sound server (`what`: routed, fixed, restored, unheard,
+        /// escalated, recovered, lost, unverified; `sink`; `message`).
+        case sink
     }
 
     public var event: Kind
@@ -61,6 +68,14 @@ public struct SessionRecord: Sendable, Equatable, Encodable {
     /// For `wake_alarm`: when it fires, in seconds of CLOCK_BOOTTIME (as the live state's
     /// `bootSeconds` and `/proc/PID/fdinfo` count).
     public var boottime: Double?
+    /// For `heard` and `sink`: the sink's name.
+    public var sink: String?
+    /// For `sink`: what happened.
+    public var what: String?
+    /// For `heard`: the level measured in the sink's monitor, in dBFS.
+    public var levelDbfs: Double?
+    /// For `heard`: seconds from when the alarm was due to the proof.
+    public var after: Double?
 
     public init(
         event: Kind, phase: Phase? = nil, t: Double, wall: String, until: Double? = nil,
@@ -80,8 +95,9 @@ public struct SessionRecord: Sendable, Equatable, Encodable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case event, phase, t, wall, until, reason, output, outcome, message, boottime
+        case event, phase, t, wall, until, reason, output, outcome, message, boottime, sink, what, after
         case latenessMs = "lateness_ms"
+        case levelDbfs = "level_dbfs"
         case audioThread = "audio_thread"
     }
 
@@ -118,6 +134,8 @@ public enum SessionNote: Sendable, Hashable {
     case warning(String)
     /// The wake alarm is armed (see ``WakeFromSuspend``).
     case wakeAlarm(WakeAlarmArmed)
+    /// What the sound server's output did or found (see ``SinkReport``).
+    case sink(SinkReport)
 }
 
 /// Where records and countdown updates go. The CLI implements it (stdout for JSON lines, the

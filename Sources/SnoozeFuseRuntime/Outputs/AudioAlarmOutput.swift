@@ -27,6 +27,10 @@ public actor AudioAlarmOutput: AlarmOutput {
     public nonisolated let outputChanges: AsyncStream<AlarmOutputChange>
 
     private let changes: AsyncStream<AlarmOutputChange>.Continuation
+    /// The sound server's output: where it plays and what it tells (nil: ALSA only).
+    private let server: SinkPlan?
+    /// The fallback sounds beside the sound server, which no monitor proved.
+    private var fallbackBeside = false
     private let fallback: any AlarmOutput
     private let loop: EventLoop
     private var chain: AlarmChain<BootInstant>
@@ -53,10 +57,11 @@ public actor AudioAlarmOutput: AlarmOutput {
                 reconnectDelays: [Duration] = [.seconds(2), .seconds(4), .seconds(8)],
                 openTimeout: Duration = .seconds(1), silenceTimeout: Duration = .seconds(1),
                 stallTimeout: Duration = .seconds(3),
-                closeTimeout: Duration = .milliseconds(500)) {
+                closeTimeout: Duration = .milliseconds(500), server: SinkPlan? = nil) {
         let limits = AlarmChainLimits(openTimeout: openTimeout, silenceTimeout: silenceTimeout,
                                       stallTimeout: stallTimeout, reconnectDelays: reconnectDelays)
-        let chain = AlarmChain<BootInstant>(device: device, limits: limits, fallbackName: fallbackName)
+        let chain = AlarmChain<BootInstant>(device: device, soundServer: server != nil, limits: limits, fallbackName: fallbackName)
+        self.server = server
         self.chain = chain
         devices = chain.devices
         self.limits = limits
@@ -93,6 +98,16 @@ public actor AudioAlarmOutput: AlarmOutput {
         await apply(.stop)
     }
 
+    /// No sink's monitor proved the alarm (`true`): the fallback sounds beside the sound server
+    /// until proof is back (`false`). Only while the sound server plays: on the fallback already,
+    /// nothing changes.
+    public func soundFallbackBeside(_ on: Bool) async {
+        guard chain.current?.device == AlarmChain<BootInstant>.soundServer, case .playing = chain.mode else { return }
+        guard on != fallbackBeside else { return }
+        fallbackBeside = on
+        if on { _ = await fallback.start(reason: reason) } else { await fallback.stop() }
+    }
+
     /// Ends `outputChanges` (call when the output will not be used again).
     public func finish() {
         changes.finish()
@@ -101,6 +116,10 @@ public actor AudioAlarmOutput: AlarmOutput {
     // MARK: - Driving the chain
 
     private func apply(_ event: AlarmChainEvent<BootInstant>) async {
+        if fallbackBeside, case .stop = event {
+            fallbackBeside = false
+            await fallback.stop()
+        }
         let effects = chain.handle(event, at: BootInstant.now)
         for effect in effects { await perform(effect) }
         scheduleWakeup()
@@ -143,7 +162,8 @@ public actor AudioAlarmOutput: AlarmOutput {
     /// ever); its events come back as chain events.
     private func open(attempt: Int, device: String, due: BootInstant?, position: Duration) {
         let (events, feed) = AsyncStream.makeStream(of: PCMPlaybackThread.Event.self)
-        let opening = startPlayback(device: device, settings: settings, due: due, position: position, events: feed)
+        let opening = startPlayback(device: device, settings: settings, due: due, position: position, events: feed,
+                                    server: device == AlarmChain<BootInstant>.soundServer ? server : nil)
         Task(executorPreference: loop) {
             for await event in events {
                 await self.handle(event, attempt: attempt)
@@ -224,18 +244,27 @@ public actor AudioAlarmOutput: AlarmOutput {
 /// `snd_pcm_open` can hang for ever, and it must hold up neither the nap's loop nor the chain.
 func startPlayback(
     device: String, settings: AlarmPlaybackSettings, due: BootInstant?, position: Duration,
-    events: AsyncStream<PCMPlaybackThread.Event>.Continuation
+    events: AsyncStream<PCMPlaybackThread.Event>.Continuation, server: SinkPlan? = nil
 ) -> BoundedCall<Result<AlarmPlayback, AlarmPlayerError>> {
     BoundedCall.start(named: "snoozefuse-open") {
         do throws(AlarmPlayerError) {
-            let playback = try AlarmPlayer.start(device: device, settings: settings, due: due, from: position) { event in
+            var opening: ((PCMConfiguration) throws(ALSAError) -> any PCMWritable)?
+            if let server { opening = soundServerOpener(server) }
+            let playback = try AlarmPlayer.start(device: device, settings: settings, due: due, from: position, onEvent: { event in
                 events.yield(event)
                 if case .ended = event { events.finish() }
-            }
+            }, opening: opening)
             return .success(playback)
         } catch {
             events.finish()
             return .failure(error)
         }
+    }
+}
+
+/// Opens the sound server's output for a configuration (the audio thread's device).
+private func soundServerOpener(_ plan: SinkPlan) -> (PCMConfiguration) throws(ALSAError) -> any PCMWritable {
+    { (configuration: PCMConfiguration) throws(ALSAError) -> any PCMWritable in
+        try PulseSinkOutput(plan: plan, configuration: configuration)
     }
 }

@@ -23,6 +23,7 @@ final class LiveSessionKeeper: Sendable {
         var latest: LiveSessionState?
         var warned = false
         var history: (@Sendable () -> NapHistoryFacts?)?
+        var sinkFixes: [SinkLevelFix] = []
     }
 
     init(paths: StorePaths, setup: SavedAlarmSetup, holder: LiveSessionState.Holder, terminal: String?,
@@ -53,11 +54,26 @@ final class LiveSessionKeeper: Sendable {
             remove()
             return
         }
-        let (guardianPid, history) = state.withLock { ($0.guardianPid, $0.history) }
-        let live = LiveSessionState(session: session, now: now, wallNow: Date(), pid: getpid(), holder: holder,
+        let (guardianPid, history, fixes) = state.withLock { ($0.guardianPid, $0.history, $0.sinkFixes) }
+        var live = LiveSessionState(session: session, now: now, wallNow: Date(), pid: getpid(), holder: holder,
                                     guardianPid: guardianPid, bootID: bootID, terminal: terminal, setup: setup,
                                     history: history?())
+        live.sinkFixes = fixes.isEmpty ? nil : fixes
         state.withLock { $0.latest = live }
+        write(live)
+    }
+
+    /// Keeps what the alarm changed on the sinks, in the state now and in every later one.
+    func saveSinkFixes(_ fixes: [SinkLevelFix]) {
+        let live = state.withLock { state -> LiveSessionState? in
+            state.sinkFixes = fixes
+            state.latest?.sinkFixes = fixes.isEmpty ? nil : fixes
+            return state.latest
+        }
+        if let live { write(live) }
+    }
+
+    private func write(_ live: LiveSessionState) {
         do {
             try AtomicFile.write(live.encoded(), to: paths.liveSession)
         } catch {

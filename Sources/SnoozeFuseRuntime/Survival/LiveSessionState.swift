@@ -46,6 +46,10 @@ public struct SavedAlarmSetup: Codable, Sendable, Hashable {
     public var presetName: String
     /// How the alarm is stopped for good (`--dismiss`); nil in live state written before it was kept.
     public var dismissal: DismissMode?
+    /// `--route` (nil in live state written before it was kept: `wake`).
+    public var route: String?
+    /// `--fix-volume` (nil: true).
+    public var fixesVolume: Bool?
 
     public var timers: SessionTimers {
         SessionTimers(release: .milliseconds(Int64(releaseSeconds * 1000)), nap: .milliseconds(Int64(napSeconds * 1000)),
@@ -100,6 +104,9 @@ public struct LiveSessionState: Codable, Sendable, Hashable {
     public var updated: SavedInstant
     /// What the history will record of the nap, so far (absent in states of earlier releases).
     public var history: NapHistoryFacts?
+    /// The mute and volume the alarm changed on the sound server's sinks, to put back: whoever
+    /// holds the alarm next (a guardian, `resume`) puts them back when it stops.
+    public var sinkFixes: [SinkLevelFix]?
 
     /// The JSON of the file.
     public func encoded() -> Data {

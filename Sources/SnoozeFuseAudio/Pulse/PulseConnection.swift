@@ -1,0 +1,276 @@
+import CPulse
+public import SnoozeFuseCore
+import SnoozeFuseSystem
+
+/// A failed call to the sound server (PulseAudio, or PipeWire through pipewire-pulse): what was
+/// asked, of which server or sink, and what libpulse said.
+public struct PulseError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What was being done: `connect`, `list sinks`, `set mute of 'speakers'`, `play on 'speakers'`…
+    public var operation: String
+    /// libpulse's own words (`pa_strerror`), or what did not happen in time.
+    public var reason: String
+    /// The server stopped answering or went away: the connection cannot be used again.
+    public var connectionLost: Bool
+
+    public init(operation: String, reason: String, connectionLost: Bool = false) {
+        self.operation = operation
+        self.reason = reason
+        self.connectionLost = connectionLost
+    }
+
+    public var description: String {
+        "sound server: \(operation) failed: \(reason). Hint: `pactl info` shows whether a PulseAudio or PipeWire server answers for this user"
+    }
+}
+
+/// One connection to the sound server with its own main loop, driven by the thread that made it
+/// (never shared: libpulse's `pa_mainloop` is not thread-safe). Every call waits for its answer at
+/// most until a deadline, so a server that is frozen or gone never holds the caller for long.
+///
+/// It never starts a server (no autospawn). Streams and subscriptions made on it are driven by
+/// ``iterate(upTo:)``.
+public final class PulseConnection {
+    /// `PULSE_SERVER`'s value or the default, for messages.
+    public let server: String
+    let mainloop: OpaquePointer
+    let context: OpaquePointer
+    private let subscription: SubscriptionBox
+
+    /// How long one call may take before the server counts as not answering.
+    public static let answerLimit = Duration.milliseconds(800)
+
+    /// Connects as `application` (shown in the server's mixers), waiting at most `limit`.
+    public init(application: String = "snoozefuse", limit: Duration = .seconds(1)) throws(PulseError) {
+        server = (getenv("PULSE_SERVER").map { String(cString: $0) }) ?? "default"
+        guard let mainloop = pa_mainloop_new() else { throw PulseError(operation: "connect", reason: "out of memory") }
+        let properties = pa_proplist_new()
+        defer { pa_proplist_free(properties) }
+        pa_proplist_sets(properties, PA_PROP_APPLICATION_NAME, application)
+        pa_proplist_sets(properties, PA_PROP_APPLICATION_ID, "org.snoozefuse.snoozefuse")
+        pa_proplist_sets(properties, PA_PROP_APPLICATION_ICON_NAME, "alarm-symbolic")
+        guard let context = pa_context_new_with_proplist(pa_mainloop_get_api(mainloop), application, properties) else {
+            pa_mainloop_free(mainloop)
+            throw PulseError(operation: "connect", reason: "out of memory")
+        }
+        self.mainloop = mainloop
+        self.context = context
+        subscription = SubscriptionBox()
+        // The server libpulse finds (PULSE_SERVER, the user's runtime folder); never a new one.
+        guard pa_context_connect(context, nil, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0 else {
+            let reason = String(cString: pa_strerror(pa_context_errno(context)))
+            throw PulseError(operation: "connect to \(server)", reason: reason)
+        }
+        let deadline = BootInstant.now.advanced(by: limit)
+        while true {
+            let state = pa_context_get_state(context)
+            if state == PA_CONTEXT_READY { break }
+            if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED {
+                throw PulseError(operation: "connect to \(server)", reason: String(cString: pa_strerror(pa_context_errno(context))))
+            }
+            guard BootInstant.now < deadline else {
+                throw PulseError(operation: "connect to \(server)", reason: "no answer within \(limit.compactDescription)", connectionLost: true)
+            }
+            iterate(upTo: .milliseconds(50))
+        }
+        pa_context_set_subscribe_callback(context, { _, event, index, userdata in
+            guard let userdata else { return }
+            Unmanaged<SubscriptionBox>.fromOpaque(userdata).takeUnretainedValue().note(event, index)
+        }, Unmanaged.passUnretained(subscription).toOpaque())
+    }
+
+    deinit {
+        pa_context_set_subscribe_callback(context, nil, nil)
+        pa_context_disconnect(context)
+        pa_context_unref(context)
+        pa_mainloop_free(mainloop)
+    }
+
+    /// Whether the connection still works.
+    public var isAlive: Bool { pa_context_get_state(context) == PA_CONTEXT_READY }
+
+    /// Runs the main loop once: waits at most `limit` for something to happen (an answer, a stream
+    /// that can take more, recorded data, a change of a sink) and handles it.
+    public func iterate(upTo limit: Duration) {
+        let (seconds, attoseconds) = limit.components
+        let microseconds = max(Int32(clamping: seconds * 1_000_000 + attoseconds / 1_000_000_000_000), 0)
+        guard pa_mainloop_prepare(mainloop, microseconds) >= 0 else { return }
+        guard pa_mainloop_poll(mainloop) >= 0 else { return }
+        _ = pa_mainloop_dispatch(mainloop)
+    }
+
+    /// Iterates until `done()` or `limit` has passed; throws when the connection died or the
+    /// server did not answer.
+    func wait(for operation: String, limit: Duration = PulseConnection.answerLimit, until done: () -> Bool) throws(PulseError) {
+        let deadline = BootInstant.now.advanced(by: limit)
+        while !done() {
+            guard isAlive else { throw lost(operation) }
+            guard BootInstant.now < deadline else {
+                throw PulseError(operation: operation, reason: "no answer within \(limit.compactDescription)", connectionLost: true)
+            }
+            iterate(upTo: .milliseconds(20))
+        }
+    }
+
+    /// Waits for `operation` (a `pa_operation`, released here) to complete.
+    func complete(_ pending: OpaquePointer?, _ operation: String) throws(PulseError) {
+        guard let pending else { throw failure(operation) }
+        defer { pa_operation_unref(pending) }
+        try wait(for: operation) { pa_operation_get_state(pending) != PA_OPERATION_RUNNING }
+    }
+
+    func failure(_ operation: String) -> PulseError {
+        PulseError(operation: operation, reason: String(cString: pa_strerror(pa_context_errno(context))), connectionLost: !isAlive)
+    }
+
+    func lost(_ operation: String) -> PulseError {
+        PulseError(operation: operation, reason: "the connection to the server \(server) was lost (\(String(cString: pa_strerror(pa_context_errno(context)))))",
+                   connectionLost: true)
+    }
+
+    // MARK: - The server and its sinks
+
+    /// The server's name and version (`pulseaudio 16.1`, `PulseAudio (on PipeWire 0.3.65) 15.0.0`)
+    /// and its default sink's name.
+    public func serverInfo() throws(PulseError) -> (server: String, defaultSink: String?) {
+        let box = Box<(String, String?)>()
+        try complete(pa_context_get_server_info(context, { _, info, userdata in
+            guard let info, let userdata else { return }
+            let name = "\(String(cString: info.pointee.server_name)) \(String(cString: info.pointee.server_version))"
+            let sink = info.pointee.default_sink_name.map { String(cString: $0) }
+            Unmanaged<Box<(String, String?)>>.fromOpaque(userdata).takeUnretainedValue().values.append((name, sink))
+        }, Unmanaged.passUnretained(box).toOpaque()), "read the server's information")
+        guard let first = box.values.first else { throw failure("read the server's information") }
+        return first
+    }
+
+    /// Every sink, as the server lists them.
+    public func sinks() throws(PulseError) -> [PulseSink] {
+        let box = Box<PulseSink>()
+        try complete(pa_context_get_sink_info_list(context, Self.collectSink, Unmanaged.passUnretained(box).toOpaque()), "list the sinks")
+        return box.values
+    }
+
+    /// The sink named `name`, or nil when the server has none of that name.
+    public func sink(named name: String) throws(PulseError) -> PulseSink? {
+        let box = Box<PulseSink>()
+        guard let pending = pa_context_get_sink_info_by_name(context, name, Self.collectSink, Unmanaged.passUnretained(box).toOpaque()) else {
+            throw failure("read sink '\(name)'")
+        }
+        defer { pa_operation_unref(pending) }
+        try wait(for: "read sink '\(name)'") { pa_operation_get_state(pending) != PA_OPERATION_RUNNING }
+        return box.values.first
+    }
+
+    private static let collectSink: pa_sink_info_cb_t = { _, info, endOfList, userdata in
+        guard endOfList == 0, let info, let userdata else { return }
+        Unmanaged<Box<PulseSink>>.fromOpaque(userdata).takeUnretainedValue().values.append(PulseSink(info.pointee))
+    }
+
+    /// Mutes or unmutes `sink`.
+    public func setMute(_ muted: Bool, sink: String) throws(PulseError) {
+        try complete(pa_context_set_sink_mute_by_name(context, sink, muted ? 1 : 0, nil, nil), "\(muted ? "mute" : "unmute") sink '\(sink)'")
+    }
+
+    /// Sets every channel of `sink` (which has `channels`) to `percent` of its normal volume.
+    public func setVolume(_ percent: Int, channels: Int, sink: String) throws(PulseError) {
+        var volume = pa_cvolume()
+        let value = pa_volume_t(clamping: Int(snoozefuse_pa_volume_norm()) * max(percent, 0) / 100)
+        pa_cvolume_set(&volume, UInt32(clamping: max(channels, 1)), value)
+        try complete(pa_context_set_sink_volume_by_name(context, sink, &volume, nil, nil), "set the volume of sink '\(sink)' to \(percent) %")
+    }
+
+    // MARK: - Changes
+
+    /// Asks the server to tell this connection about every change of a sink or of the server
+    /// (a new default); read them with ``takeChanges()`` after iterating.
+    public func subscribeToSinks() throws(PulseError) {
+        let mask = pa_subscription_mask_t(PA_SUBSCRIPTION_MASK_SINK.rawValue | PA_SUBSCRIPTION_MASK_SERVER.rawValue)
+        try complete(pa_context_subscribe(context, mask, nil, nil), "subscribe to changes of the sinks")
+    }
+
+    /// What changed since the last call: sink indices changed or added, sink indices removed,
+    /// and whether the server itself changed (its default sink).
+    public func takeChanges() -> (changed: Set<UInt32>, removed: Set<UInt32>, server: Bool) {
+        subscription.take()
+    }
+
+    /// Collects what a libpulse callback hands over, on the connection's own thread.
+    final class Box<Value> {
+        var values: [Value] = []
+    }
+
+    /// Sink changes, noted by the subscription callback (on the connection's thread).
+    private final class SubscriptionBox {
+        private var changed: Set<UInt32> = []
+        private var removed: Set<UInt32> = []
+        private var server = false
+
+        func note(_ event: pa_subscription_event_type_t, _ index: UInt32) {
+            let facility = event.rawValue & PA_SUBSCRIPTION_EVENT_FACILITY_MASK.rawValue
+            let type = event.rawValue & PA_SUBSCRIPTION_EVENT_TYPE_MASK.rawValue
+            if facility == PA_SUBSCRIPTION_EVENT_SERVER.rawValue {
+                server = true
+            } else if facility == PA_SUBSCRIPTION_EVENT_SINK.rawValue {
+                if type == PA_SUBSCRIPTION_EVENT_REMOVE.rawValue {
+                    removed.insert(index)
+                    changed.remove(index)
+                } else {
+                    changed.insert(index)
+                }
+            }
+        }
+
+        func take() -> (changed: Set<UInt32>, removed: Set<UInt32>, server: Bool) {
+            defer {
+                changed = []
+                removed = []
+                server = false
+            }
+            return (changed, removed, server)
+        }
+    }
+}
+
+/// A sink as the server describes it: what the alarm decides from (``SinkDescription``), and what
+/// it needs to set its volume.
+public struct PulseSink: Sendable, Hashable {
+    public var index: UInt32
+    public var channels: Int
+    public var description: SinkDescription
+
+    public var name: String { description.name }
+
+    init(_ info: pa_sink_info) {
+        index = info.index
+        channels = Int(info.volume.channels)
+        var volume = info.volume
+        let loudest = pa_cvolume_max(&volume)
+        let percent = Int((Double(loudest) * 100 / Double(snoozefuse_pa_volume_norm())).rounded())
+        func property(_ key: String) -> String? {
+            pa_proplist_gets(info.proplist, key).map { String(cString: $0) }
+        }
+        var portType: String?
+        var available: Bool?
+        if let port = info.active_port?.pointee {
+            portType = Self.portTypes[port.type]
+            if port.available == Int32(PA_PORT_AVAILABLE_NO.rawValue) { available = false }
+            if port.available == Int32(PA_PORT_AVAILABLE_YES.rawValue) { available = true }
+        }
+        description = SinkDescription(
+            name: String(cString: info.name), description: info.description.map { String(cString: $0) } ?? "",
+            muted: info.mute != 0, volumePercent: percent, formFactor: property("device.form_factor"),
+            bus: property("device.bus"), portType: portType, portAvailable: available,
+            monitor: info.monitor_source_name.map { String(cString: $0) })
+    }
+
+    /// `pa_device_port_type_t` by value, in the words of ``SinkDescription/portType``.
+    private static let portTypes: [UInt32: String] = [
+        PA_DEVICE_PORT_TYPE_SPEAKER.rawValue: "speaker", PA_DEVICE_PORT_TYPE_HEADPHONES.rawValue: "headphones",
+        PA_DEVICE_PORT_TYPE_LINE.rawValue: "line", PA_DEVICE_PORT_TYPE_HEADSET.rawValue: "headset",
+        PA_DEVICE_PORT_TYPE_HANDSET.rawValue: "handset", PA_DEVICE_PORT_TYPE_EARPIECE.rawValue: "earpiece",
+        PA_DEVICE_PORT_TYPE_SPDIF.rawValue: "spdif", PA_DEVICE_PORT_TYPE_HDMI.rawValue: "hdmi",
+        PA_DEVICE_PORT_TYPE_USB.rawValue: "usb", PA_DEVICE_PORT_TYPE_BLUETOOTH.rawValue: "bluetooth",
+        PA_DEVICE_PORT_TYPE_HANDSFREE.rawValue: "hands-free", PA_DEVICE_PORT_TYPE_ANALOG.rawValue: "analog",
+        PA_DEVICE_PORT_TYPE_AUX.rawValue: "aux", PA_DEVICE_PORT_TYPE_TV.rawValue: "tv",
+    ]
+}

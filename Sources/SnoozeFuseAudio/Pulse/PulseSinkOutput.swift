@@ -1,0 +1,461 @@
+import CPulse
+public import SnoozeFuseCore
+public import SnoozeFuseSystem
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the alarm asks of the sound server: where to play, how loud at least, and what to tell.
+public struct SinkPlan: Sendable {
+    public var route: AlarmRoute
+    /// The volume no sink the alarm plays on stays below, in percent; nil leaves volume and mute
+    /// alone (`--no-fix-volume`).
+    public var floorPercent: Int?
+    /// What the alarm changed (shared by every output of one alarm, and kept in the live state, so
+    /// the person's own values are put back whoever plays the alarm last).
+    public var ledger: SinkFixLedger
+    /// Called on the audio thread for each thing worth telling: be quick, do not block.
+    public var report: @Sendable (SinkReport) -> Void
+
+    public init(route: AlarmRoute = .wake, floorPercent: Int? = SinkLevelFix.defaultFloorPercent, ledger: SinkFixLedger = SinkFixLedger(),
+                report: @escaping @Sendable (SinkReport) -> Void = { _ in }) {
+        self.route = route
+        self.floorPercent = floorPercent
+        self.ledger = ledger
+        self.report = report
+    }
+}
+
+/// What the alarm changed on each sink, to put back: shared across threads (a lock), seeded from
+/// the live state when a guardian or `resume` takes an alarm over.
+public final class SinkFixLedger: Sendable {
+    private let fixes: Mutex<[String: SinkLevelFix]>
+
+    public init(_ fixes: [SinkLevelFix] = []) {
+        self.fixes = Mutex(Dictionary(fixes.map { ($0.sink, $0) }, uniquingKeysWith: { first, _ in first }))
+    }
+
+    /// Everything to put back, by sink name.
+    public var all: [SinkLevelFix] { fixes.withLock { $0.values.sorted { $0.sink < $1.sink } } }
+
+    public func fix(for sink: String) -> SinkLevelFix? { fixes.withLock { $0[sink] } }
+
+    public func record(_ fix: SinkLevelFix) {
+        fixes.withLock { if fix.changedSomething { $0[fix.sink] = fix } else { $0.removeValue(forKey: fix.sink) } }
+    }
+
+    public func remove(_ sink: String) { _ = fixes.withLock { $0.removeValue(forKey: sink) } }
+}
+
+/// What the sound server's output tells while it plays (each becomes an event of the nap).
+public enum SinkReport: Sendable, Hashable {
+    /// The sinks it plays on and why.
+    case routed(sinks: [String], reasons: [String], missing: [String])
+    /// A sink was muted or too quiet and was fixed (`message` says what was found and done).
+    case fixed(sink: String, message: String)
+    /// The person's own mute and volume are back (`message`), or could not be put back.
+    case restored(sink: String, message: String)
+    /// Its monitor carries the alarm: `level` RMS, `after` the alarm was due.
+    case heard(sink: String, level: Double, after: Duration)
+    /// It had carried the alarm and has not for 2 s.
+    case unheard(sink: String)
+    /// No sink proved the alarm for 2 s: the next step.
+    case escalated(HeardWatch<BootInstant>.Step, message: String)
+    /// Proof is back after the fallback sounded beside the sinks.
+    case recovered
+    /// A sink it played on went away; `message` says where the alarm plays now.
+    case sinkLost(sink: String, message: String)
+    /// Said once: the alarm plays but cannot be verified (`message` says why).
+    case unverified(String)
+    /// The ledger changed: the live state should keep it.
+    case ledgerChanged([SinkLevelFix])
+}
+
+/// The alarm on the sound server through libpulse (PulseAudio, or PipeWire through pipewire-pulse):
+/// one stream per sink the route picks, each with `media.role=alarm` and the application's name, id
+/// and icon; the sinks' mute and volume fixed while it plays and put back when it closes; and each
+/// sink's monitor read at 8 kHz, where the alarm must find itself (``AlarmHeardTest``) or escalate
+/// (``HeardWatch``).
+///
+/// The audio thread owns it (`PCMWritable`): a write waits for room in every stream by running the
+/// connection's main loop, and that loop also brings the sinks' changes (a mute made while it
+/// rings is undone at once) and the monitors' samples.
+public final class PulseSinkOutput: PCMWritable {
+    public let device: String
+    public let format: PCMStreamFormat
+    public private(set) var recoveries = 0
+    public var consumesInstantly: Bool { false }
+    public var queueIsEmpty: Bool { false }
+
+    private let connection: PulseConnection
+    private let plan: SinkPlan
+    private var sinks: [String: PulseSink] = [:]
+    /// Each sink as the alarm first found it: the person's own mute and volume.
+    private var originals: [String: SinkDescription] = [:]
+    private var playing: [String: OpaquePointer] = [:]
+    private var monitors: [String: OpaquePointer] = [:]
+    private var monitorSamples: [String: [Float]] = [:]
+    private var written: [AlarmBandProfile] = []
+    private var writtenBlock: [Float] = []
+    private var watch: HeardWatch<BootInstant>?
+    private let heardTest = AlarmHeardTest()
+    private var closed = false
+    /// The bytes of the float conversion of an S16 write.
+    private var scratch: [Float] = []
+
+    /// The rate the monitors are read at.
+    static let monitorRate = 8_000
+    /// How much of the written stream makes one profile (about a quarter of a second).
+    private var blockFrames: Int { format.sampleRate / 4 }
+
+    /// The name of this output in the chain.
+    public static let deviceName = "sound server"
+
+    /// Connects, routes, fixes the chosen sinks' mute and volume, and opens a stream on each.
+    public init(plan: SinkPlan, configuration: PCMConfiguration, limit: Duration = .seconds(1)) throws(ALSAError) {
+        self.plan = plan
+        let rate = min(max(configuration.sampleRate, 8_000), 192_000)
+        let channels = min(max(configuration.channels, 1), 8)
+        let period = rate / 10
+        format = PCMStreamFormat(sampleFormat: .float32LE, sampleRate: rate, channels: channels,
+                                 bufferFrames: period * 3, periodFrames: period)
+        do throws(PulseError) {
+            connection = try PulseConnection(limit: limit)
+            let (_, defaultSink) = try connection.serverInfo()
+            let all = try connection.sinks()
+            for sink in all { sinks[sink.name] = sink }
+            let decision = SinkRouting.route(all.map(\.description), defaultSink: defaultSink, route: plan.route)
+            device = "\(Self.deviceName) (\(decision.sinks.joined(separator: ", ")))"
+            guard !decision.sinks.isEmpty else {
+                throw PulseError(operation: "choose a sink", reason: "the server \(connection.server) has no sink")
+            }
+            plan.report(.routed(sinks: decision.sinks, reasons: decision.reasons, missing: decision.missing))
+            try connection.subscribeToSinks()
+            for name in decision.sinks { try add(name) }
+        } catch {
+            throw ALSAError(device: Self.deviceName, operation: .open, code: ALSAErrno(rawValue: error.connectionLost ? EIO : ECONNREFUSED),
+                            detail: error.description)
+        }
+    }
+
+    deinit { close() }
+
+    // MARK: - Streams
+
+    /// Fixes `name`'s levels, opens a stream on it and a recording of its monitor.
+    private func add(_ name: String) throws(PulseError) {
+        guard playing[name] == nil, let sink = sinks[name] else { return }
+        if originals[name] == nil { originals[name] = sink.description }
+        fixLevels(of: sink)
+        var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(format.sampleRate), channels: UInt8(format.channels))
+        let properties = pa_proplist_new()
+        defer { pa_proplist_free(properties) }
+        pa_proplist_sets(properties, PA_PROP_MEDIA_ROLE, "alarm")
+        pa_proplist_sets(properties, PA_PROP_MEDIA_NAME, "Alarm")
+        pa_proplist_sets(properties, PA_PROP_APPLICATION_NAME, "snoozefuse")
+        pa_proplist_sets(properties, PA_PROP_APPLICATION_ID, "org.snoozefuse.snoozefuse")
+        pa_proplist_sets(properties, PA_PROP_APPLICATION_ICON_NAME, "alarm-symbolic")
+        guard let stream = pa_stream_new_with_proplist(connection.context, "Alarm", &spec, nil, properties) else {
+            throw connection.failure("make a stream for sink '\(name)'")
+        }
+        let bytesPerFrame = UInt32(format.bytesPerFrame)
+        var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32(format.bufferFrames) * bytesPerFrame,
+                                        prebuf: UInt32.max, minreq: UInt32(format.periodFrames) * bytesPerFrame, fragsize: UInt32.max)
+        guard pa_stream_connect_playback(stream, name, &attributes, PA_STREAM_ADJUST_LATENCY, nil, nil) >= 0 else {
+            pa_stream_unref(stream)
+            throw connection.failure("play on sink '\(name)'")
+        }
+        do throws(PulseError) {
+            try connection.wait(for: "play on sink '\(name)'") { pa_stream_get_state(stream) != PA_STREAM_CREATING }
+        } catch {
+            pa_stream_unref(stream)
+            throw error
+        }
+        guard pa_stream_get_state(stream) == PA_STREAM_READY else {
+            pa_stream_unref(stream)
+            throw connection.failure("play on sink '\(name)'")
+        }
+        playing[name] = stream
+        watch?.listen(to: name)
+        listen(to: sink)
+    }
+
+    /// Starts reading `sink`'s monitor (mono float at 8 kHz); says once when it cannot.
+    private func listen(to sink: PulseSink) {
+        guard monitors[sink.name] == nil, let monitor = sink.description.monitor else {
+            if sink.description.monitor == nil { plan.report(.unverified("sink '\(sink.name)' has no monitor: the alarm plays there but is not verified")) }
+            return
+        }
+        var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(Self.monitorRate), channels: 1)
+        guard let stream = pa_stream_new(connection.context, "Alarm proof", &spec, nil) else { return }
+        var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max, minreq: UInt32.max,
+                                        fragsize: UInt32(Self.monitorRate / 10 * 4))
+        let flags = pa_stream_flags_t(PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_DONT_MOVE.rawValue)
+        guard pa_stream_connect_record(stream, monitor, &attributes, flags) >= 0 else {
+            pa_stream_unref(stream)
+            plan.report(.unverified("the monitor of sink '\(sink.name)' cannot be read: the alarm plays there but is not verified"))
+            return
+        }
+        monitors[sink.name] = stream
+        monitorSamples[sink.name] = []
+    }
+
+    private func drop(_ name: String) {
+        if let stream = playing.removeValue(forKey: name) {
+            pa_stream_disconnect(stream)
+            pa_stream_unref(stream)
+        }
+        if let stream = monitors.removeValue(forKey: name) {
+            pa_stream_disconnect(stream)
+            pa_stream_unref(stream)
+        }
+        monitorSamples.removeValue(forKey: name)
+        watch?.forget(name)
+    }
+
+    // MARK: - Levels
+
+    /// Unmutes `sink` and raises it to the floor, keeping the person's own values in the ledger.
+    private func fixLevels(of sink: PulseSink) {
+        guard let floor = plan.floorPercent else { return }
+        let (fix, unmute, raiseTo) = SinkLevelFix.plan(for: sink.description, original: originals[sink.name] ?? sink.description,
+                                                       floor: floor, earlier: plan.ledger.fix(for: sink.name))
+        guard unmute || raiseTo != nil else { return }
+        plan.ledger.record(fix)
+        plan.report(.ledgerChanged(plan.ledger.all))
+        do throws(PulseError) {
+            if unmute { try connection.setMute(false, sink: sink.name) }
+            if let raiseTo { try connection.setVolume(raiseTo, channels: sink.channels, sink: sink.name) }
+            if let message = SinkLevelFix.describe(sink.description, unmute: unmute, raiseTo: raiseTo) {
+                plan.report(.fixed(sink: sink.name, message: message))
+            }
+        } catch {
+            plan.report(.fixed(sink: sink.name, message: "sink '\(sink.name)' is muted or too quiet and could not be fixed: \(error)"))
+        }
+    }
+
+    /// Reads the sinks again after the server said they changed: fixes those it plays on, and
+    /// moves on from those that are gone.
+    private func followChanges() throws(PulseError) {
+        let (changed, removed, _) = connection.takeChanges()
+        guard !changed.isEmpty || !removed.isEmpty else { return }
+        let all = try connection.sinks()
+        sinks = Dictionary(all.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        for sink in all where changed.contains(sink.index) && playing[sink.name] != nil {
+            fixLevels(of: sink)
+        }
+        for name in Array(playing.keys) where sinks[name] == nil {
+            lose(name, because: "it was removed")
+        }
+    }
+
+    /// `name` is gone (or its stream failed): the alarm goes on on the other sinks, or moves to
+    /// the ones the route picks now.
+    private func lose(_ name: String, because why: String) {
+        drop(name)
+        plan.ledger.remove(name)
+        if playing.isEmpty {
+            let (_, defaultSink) = (try? connection.serverInfo()) ?? ("", nil)
+            let decision = SinkRouting.route(sinks.values.map(\.description).sorted { $0.name < $1.name }, defaultSink: defaultSink, route: .wake)
+            for next in decision.sinks { try? add(next) }
+        }
+        let now = playing.keys.sorted()
+        plan.report(.sinkLost(sink: name, message: "sink '\(name)' \(why); the alarm plays on \(now.isEmpty ? "no sink" : now.map { "'\($0)'" }.joined(separator: ", "))"))
+    }
+
+    // MARK: - PCMWritable
+
+    public func write(_ samples: UnsafeBufferPointer<Float>) throws(ALSAError) {
+        do throws(PulseError) {
+            try send(UnsafeRawBufferPointer(samples))
+            noteWritten(samples)
+        } catch {
+            throw ALSAError(device: device, operation: .write, code: ALSAErrno(rawValue: EIO), detail: error.description)
+        }
+    }
+
+    public func write(_ samples: UnsafeBufferPointer<Int16>) throws(ALSAError) {
+        // The stream takes floats: this output never negotiates S16.
+        if scratch.count < samples.count { scratch = [Float](repeating: 0, count: samples.count) }
+        for index in samples.indices { scratch[index] = Float(samples[index]) / 32_768 }
+        try scratch.withUnsafeBufferPointer { buffer throws(ALSAError) in
+            try write(UnsafeBufferPointer(rebasing: buffer[0 ..< samples.count]))
+        }
+    }
+
+    /// Writes `bytes` to every stream, running the main loop while any is full.
+    private func send(_ bytes: UnsafeRawBufferPointer) throws(PulseError) {
+        guard let base = bytes.baseAddress else { return }
+        if watch == nil {
+            watch = HeardWatch(due: BootInstant.now, listening: Set(monitors.keys))
+        }
+        var sent = Dictionary(playing.keys.map { ($0, 0) }, uniquingKeysWith: { first, _ in first })
+        var lastProgress = BootInstant.now
+        while true {
+            guard connection.isAlive else { throw connection.lost("play") }
+            var progressed = false
+            for (name, stream) in playing {
+                let state = pa_stream_get_state(stream)
+                guard state == PA_STREAM_READY else {
+                    lose(name, because: "stopped taking the alarm's stream")
+                    sent.removeValue(forKey: name)
+                    progressed = true
+                    break
+                }
+                let done = sent[name] ?? bytes.count
+                guard done < bytes.count else { continue }
+                let room = pa_stream_writable_size(stream)
+                guard room != Int.max, room > 0 else { continue }
+                let count = min(room, bytes.count - done) / format.bytesPerFrame * format.bytesPerFrame
+                guard count > 0 else { continue }
+                guard pa_stream_write(stream, base + done, count, nil, 0, PA_SEEK_RELATIVE) >= 0 else {
+                    throw connection.failure("play on sink '\(name)'")
+                }
+                sent[name] = done + count
+                progressed = true
+            }
+            if playing.isEmpty { throw PulseError(operation: "play", reason: "no sink is left to play on", connectionLost: true) }
+            if sent.values.allSatisfy({ $0 >= bytes.count }) && playing.keys.allSatisfy({ sent[$0] != nil }) { break }
+            if progressed { lastProgress = BootInstant.now }
+            if lastProgress.duration(to: BootInstant.now) > .seconds(10) {
+                throw PulseError(operation: "play", reason: "no sink took frames for 10 s", connectionLost: true)
+            }
+            connection.iterate(upTo: .milliseconds(100))
+            try followChanges()
+            readMonitors()
+            watchTime()
+        }
+        try followChanges()
+        readMonitors()
+        watchTime()
+    }
+
+    /// Keeps the profile of what was written lately (the first channel, in blocks of ~250 ms).
+    private func noteWritten(_ samples: UnsafeBufferPointer<Float>) {
+        guard !monitors.isEmpty else { return }
+        let channels = format.channels
+        var frame = 0
+        while frame * channels < samples.count {
+            writtenBlock.append(samples[frame * channels])
+            frame += 1
+            if writtenBlock.count >= blockFrames {
+                let profile = writtenBlock.withUnsafeBufferPointer { AlarmBandProfile.of($0, channels: 1, sampleRate: format.sampleRate) }
+                written.append(profile)
+                if written.count > 16 { written.removeFirst(written.count - 16) }
+                writtenBlock.removeAll(keepingCapacity: true)
+            }
+        }
+    }
+
+    /// Takes what the monitors recorded; each full quarter second is tested against what was
+    /// written over the last four seconds.
+    private func readMonitors() {
+        for (name, stream) in monitors {
+            guard pa_stream_get_state(stream) == PA_STREAM_READY else { continue }
+            while pa_stream_readable_size(stream) > 0 {
+                var data: UnsafeRawPointer?
+                var length = 0
+                guard pa_stream_peek(stream, &data, &length) >= 0, length > 0 else { break }
+                if let data {
+                    let floats = data.bindMemory(to: Float.self, capacity: length / 4)
+                    monitorSamples[name, default: []].append(contentsOf: UnsafeBufferPointer(start: floats, count: length / 4))
+                } else {
+                    // A hole in the recording: silence.
+                    monitorSamples[name, default: []].append(contentsOf: [Float](repeating: 0, count: length / 4))
+                }
+                pa_stream_drop(stream)
+            }
+            let window = Self.monitorRate / 4
+            while let samples = monitorSamples[name], samples.count >= window {
+                let block = Array(samples.prefix(window))
+                monitorSamples[name] = Array(samples.dropFirst(window))
+                guard let reference = AlarmBandProfile.mean(written) else { continue }
+                let heard = AlarmBandProfile.of(block, sampleRate: Self.monitorRate)
+                if heardTest.proves(heard, written: reference), var watch {
+                    let effects = watch.proof(sink: name, level: heard.level, at: BootInstant.now)
+                    self.watch = watch
+                    perform(effects)
+                }
+            }
+        }
+    }
+
+    private func watchTime() {
+        guard var watch, let next = watch.nextDeadline, next <= BootInstant.now else { return }
+        let effects = watch.timeElapsed(at: BootInstant.now)
+        self.watch = watch
+        perform(effects)
+    }
+
+    private func perform(_ effects: [HeardWatch<BootInstant>.Effect]) {
+        for effect in effects {
+            switch effect {
+            case .heard(let sink, let level, let after):
+                plan.report(.heard(sink: sink, level: level, after: after))
+            case .unheard(let sink):
+                plan.report(.unheard(sink: sink))
+                if let description = sinks[sink] { fixLevels(of: description) }
+            case .escalate(.fixLevels):
+                plan.report(.escalated(.fixLevels, message: "no sink's monitor carried the alarm for 2 s: fixing every sink's mute and volume again"))
+                if let all = try? connection.sinks() {
+                    for sink in all where playing[sink.name] != nil { fixLevels(of: sink) }
+                }
+            case .escalate(.addSinks):
+                let others = sinks.values.filter { playing[$0.name] == nil && !$0.description.isUnplugged }.map(\.name).sorted()
+                plan.report(.escalated(.addSinks, message: others.isEmpty
+                    ? "no sink's monitor carried the alarm for 4 s, and the server has no other sink"
+                    : "no sink's monitor carried the alarm for 4 s: it plays on \(others.map { "'\($0)'" }.joined(separator: ", ")) too"))
+                for name in others { try? add(name) }
+            case .escalate(.fallback):
+                plan.report(.escalated(.fallback, message: "no sink's monitor carried the alarm for 6 s: the fallback sounds beside the sound server"))
+            case .recovered:
+                plan.report(.recovered)
+            }
+        }
+    }
+
+    public func drop() throws(ALSAError) {
+        for stream in playing.values {
+            if let operation = pa_stream_flush(stream, nil, nil) { pa_operation_unref(operation) }
+        }
+        connection.iterate(upTo: .zero)
+    }
+
+    public func drain() throws(ALSAError) {
+        let pending = playing.values.compactMap { pa_stream_drain($0, nil, nil) }
+        defer { pending.forEach { pa_operation_unref($0) } }
+        let deadline = BootInstant.now.advanced(by: .seconds(2))
+        while connection.isAlive, BootInstant.now < deadline, pending.contains(where: { pa_operation_get_state($0) == PA_OPERATION_RUNNING }) {
+            connection.iterate(upTo: .milliseconds(50))
+        }
+    }
+
+    /// Closes every stream and puts back the mute and volume the alarm changed (when the server
+    /// still answers; otherwise they stay in the ledger for whoever plays next or the guardian).
+    public func close() {
+        guard !closed else { return }
+        closed = true
+        for name in Array(playing.keys) { drop(name) }
+        guard connection.isAlive else { return }
+        for fix in plan.ledger.all {
+            var done: [String] = []
+            do throws(PulseError) {
+                if let volume = fix.volumeBefore {
+                    let channels = sinks[fix.sink]?.channels ?? 2
+                    try connection.setVolume(volume, channels: channels, sink: fix.sink)
+                    done.append("volume back to \(volume) %")
+                }
+                if let muted = fix.mutedBefore {
+                    try connection.setMute(muted, sink: fix.sink)
+                    done.append(muted ? "muted again" : "not muted")
+                }
+                plan.ledger.remove(fix.sink)
+                plan.report(.restored(sink: fix.sink, message: "sink '\(fix.sink)': \(done.joined(separator: " and ")), as it was before the alarm"))
+            } catch {
+                plan.report(.restored(sink: fix.sink, message: "sink '\(fix.sink)' could not be put back as it was (\(error)); it stays as the alarm left it"))
+            }
+        }
+        plan.report(.ledgerChanged(plan.ledger.all))
+    }
+}

@@ -1,0 +1,108 @@
+/// Watches the proof that the alarm is heard (SPEC §9) and decides when to escalate: a pure value
+/// over virtual time, like ``Session``. The output that plays feeds it each proof from a sink's
+/// monitor and wakes it at ``nextDeadline``; it answers with what to report and what to do.
+///
+/// - Each sink's first proof is reported (`heard`, with the level and how long after the alarm
+///   was due it came).
+/// - A sink that was heard and then has no proof for `limit` is reported (`unheard`): the output
+///   fixes its mute and volume again, or drops it when it is gone.
+/// - No proof on any sink for `limit` (from the start, or from the last escalation): the next step,
+///   in order: fix every sink's mute and volume again, add the other sinks, sound the fallback
+///   beside the sinks. Once a proof comes, the fallback stops; the sinks added stay.
+/// - Sinks whose monitor cannot be read prove nothing and are not waited for: with none left, it
+///   never escalates (the alarm is played but not verified, said once by the output).
+public struct HeardWatch<Instant: InstantProtocol>: Sendable, Hashable where Instant.Duration == Duration {
+    public enum Step: String, Sendable, Hashable, CaseIterable {
+        case fixLevels = "fix_levels"
+        case addSinks = "add_sinks"
+        case fallback
+    }
+
+    public enum Effect: Sendable, Hashable {
+        case heard(sink: String, level: Double, after: Duration)
+        case unheard(sink: String)
+        case escalate(Step)
+        /// Proof is back after the fallback sounded: it may stop.
+        case recovered
+    }
+
+    public let due: Instant
+    public let limit: Duration
+    /// The sinks whose monitors are read.
+    public private(set) var listening: Set<String>
+    private var lastProof: [String: Instant] = [:]
+    private var reportedUnheard: Set<String> = []
+    private var lastAnyProof: Instant?
+    private var lastEscalation: Instant?
+    public private(set) var steps: [Step] = []
+
+    public init(due: Instant, listening: Set<String>, limit: Duration = .seconds(2)) {
+        self.due = due
+        self.listening = listening
+        self.limit = limit
+    }
+
+    /// The fallback sounds beside the sinks.
+    public var onFallback: Bool { steps.contains(.fallback) && !recovered }
+    private var recovered = false
+
+    /// A sink now also plays and is listened to, or no longer is.
+    public mutating func listen(to sink: String) { listening.insert(sink) }
+
+    public mutating func forget(_ sink: String) {
+        listening.remove(sink)
+        lastProof.removeValue(forKey: sink)
+        reportedUnheard.remove(sink)
+    }
+
+    /// `sink`'s monitor carried the alarm at `level` (RMS) at `now`.
+    public mutating func proof(sink: String, level: Double, at now: Instant) -> [Effect] {
+        var effects: [Effect] = []
+        if lastProof[sink] == nil { effects.append(.heard(sink: sink, level: level, after: max(due.duration(to: now), .zero))) }
+        lastProof[sink] = now
+        reportedUnheard.remove(sink)
+        lastAnyProof = now
+        if steps.contains(.fallback), !recovered {
+            recovered = true
+            effects.append(.recovered)
+        }
+        return effects
+    }
+
+    /// When ``timeElapsed(at:)`` must run next; nil when nothing is listened to.
+    public var nextDeadline: Instant? {
+        guard !listening.isEmpty else { return nil }
+        var deadlines: [Instant] = []
+        if steps.count < Step.allCases.count || recovered {
+            deadlines.append(max(lastAnyProof ?? due, lastEscalation ?? due).advanced(by: limit))
+        }
+        for sink in listening where !reportedUnheard.contains(sink) {
+            if let last = lastProof[sink] { deadlines.append(last.advanced(by: limit)) }
+        }
+        return deadlines.min()
+    }
+
+    public mutating func timeElapsed(at now: Instant) -> [Effect] {
+        guard !listening.isEmpty else { return [] }
+        var effects: [Effect] = []
+        for sink in listening.sorted() where !reportedUnheard.contains(sink) {
+            if let last = lastProof[sink], last.duration(to: now) >= limit {
+                reportedUnheard.insert(sink)
+                effects.append(.unheard(sink: sink))
+            }
+        }
+        let quietSince = max(lastAnyProof ?? due, lastEscalation ?? due)
+        guard quietSince.duration(to: now) >= limit else { return effects }
+        if recovered {
+            // Heard once after the fallback; silent again: sound it again.
+            recovered = false
+            lastEscalation = now
+            effects.append(.escalate(.fallback))
+        } else if let next = Step.allCases.first(where: { !steps.contains($0) }) {
+            steps.append(next)
+            lastEscalation = now
+            effects.append(.escalate(next))
+        }
+        return effects
+    }
+}

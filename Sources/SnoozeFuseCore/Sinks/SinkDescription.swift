@@ -1,0 +1,109 @@
+/// A sound server's sink as the alarm sees it: what it is (form factor, bus, the active port) and
+/// how loud it is now. Read from the server (PulseAudio, or PipeWire through pipewire-pulse); the
+/// routing, the level fix and `doctor` decide from it.
+public struct SinkDescription: Sendable, Hashable, Codable {
+    /// The server's name of the sink (`alsa_output.pci-0000_00_1f.3.analog-stereo`, `speakers`).
+    public var name: String
+    /// Its name for people.
+    public var description: String
+    public var muted: Bool
+    /// The loudest channel's volume in percent of the sink's normal volume (100 = 0 dB).
+    public var volumePercent: Int
+    /// `device.form_factor`: `internal`, `speaker`, `headset`, `headphone`, `hands-free`, … or nil.
+    public var formFactor: String?
+    /// `device.bus`: `pci`, `usb`, `bluetooth`, … or nil.
+    public var bus: String?
+    /// The active port's type (`speaker`, `headphones`, `headset`, `bluetooth`, `hdmi`, …), when the
+    /// server says.
+    public var portType: String?
+    /// Whether the active port has something plugged in: `false` only when the server knows it
+    /// has not (headphones unplugged); nil when it cannot tell.
+    public var portAvailable: Bool?
+    /// The source that carries what the sink plays (`NAME.monitor`).
+    public var monitor: String?
+
+    public init(name: String, description: String = "", muted: Bool = false, volumePercent: Int = 100,
+                formFactor: String? = nil, bus: String? = nil, portType: String? = nil,
+                portAvailable: Bool? = nil, monitor: String? = nil) {
+        self.name = name
+        self.description = description.isEmpty ? name : description
+        self.muted = muted
+        self.volumePercent = volumePercent
+        self.formFactor = formFactor
+        self.bus = bus
+        self.portType = portType
+        self.portAvailable = portAvailable
+        self.monitor = monitor
+    }
+
+    /// Worn by one person (a headset, headphones, a Bluetooth device): an alarm there may play into
+    /// a headset lying on the desk.
+    public var isPersonal: Bool {
+        if let formFactor, ["headset", "headphone", "headphones", "hands-free", "handset"].contains(formFactor) { return true }
+        if bus == "bluetooth" { return true }
+        if let portType, ["headphones", "headset", "bluetooth", "handset", "earpiece"].contains(portType) { return true }
+        return false
+    }
+
+    /// A loudspeaker of the machine (or one it drives): its form factor or its active port says so.
+    public var isSpeaker: Bool {
+        guard !isPersonal else { return false }
+        if let formFactor, ["internal", "speaker", "computer"].contains(formFactor) { return true }
+        if let portType, ["speaker", "line", "analog"].contains(portType) { return true }
+        return false
+    }
+
+    /// Nothing can be heard from it: its port reports nothing plugged in.
+    public var isUnplugged: Bool { portAvailable == false }
+
+    /// What kind of output it is, in a few words for people (`headset on bluetooth`).
+    public var kind: String {
+        let what = formFactor ?? portType ?? "sink"
+        return bus.map { "\(what) on \($0)" } ?? what
+    }
+}
+
+/// Where the alarm plays when a sound server runs (`--route`).
+public enum AlarmRoute: Sendable, Hashable, CustomStringConvertible {
+    /// The default sink only.
+    case defaultSink
+    /// The default sink, and the machine's speakers too when the default is worn by one person
+    /// (a headset, headphones, Bluetooth). The default.
+    case wake
+    /// Every sink the server has (but those with nothing plugged in).
+    case all
+    /// These sinks, by name, in this order.
+    case sinks([String])
+
+    /// Parses `default`, `wake`, `all` or `SINK[,SINK…]`; nil for an empty list.
+    public init?(parsing text: String) {
+        let trimmed = text.trimmingCharacters(in: " ")
+        switch trimmed {
+        case "default": self = .defaultSink
+        case "wake": self = .wake
+        case "all": self = .all
+        default:
+            let names = trimmed.split(separator: ",").map { String($0).trimmingCharacters(in: " ") }.filter { !$0.isEmpty }
+            guard !names.isEmpty, names.count == trimmed.split(separator: ",", omittingEmptySubsequences: false).count else { return nil }
+            self = .sinks(names)
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .defaultSink: "default"
+        case .wake: "wake"
+        case .all: "all"
+        case .sinks(let names): names.joined(separator: ",")
+        }
+    }
+}
+
+extension String {
+    fileprivate func trimmingCharacters(in set: Character) -> String {
+        var text = Substring(self)
+        while text.first == set { text = text.dropFirst() }
+        while text.last == set { text = text.dropLast() }
+        return String(text)
+    }
+}
