@@ -139,11 +139,11 @@ struct NapSettingsTests {
 
     @Test func everyNapFlagHasASetting() {
         let flags = ["--preset", "--release", "--nap", "--max", "--ring-limit", "--snooze", "--sound", "--volume", "--fade-in",
-                     "--device", "--system-volume", "--source", "--emitter", "--bpm", "--sleep-sound", "--sleep-volume",
+                     "--device", "--system-volume", "--route", "--fix-volume", "--source", "--emitter", "--bpm", "--sleep-sound", "--sleep-volume",
                      "--sleep-device", "--dismiss", "--no-hold", "--quiet", "--verbose", "--events"]
         #expect(NapSettingKey.allCases.map(\.flag) == flags)
         #expect(NapSettingKey.presetKeys.map(\.rawValue) == ["release", "nap", "max", "ring-limit", "snooze", "sound", "volume", "fade-in",
-                                                            "device", "system-volume", "source", "emitter", "bpm", "sleep-sound",
+                                                            "device", "system-volume", "route", "fix-volume", "source", "emitter", "bpm", "sleep-sound",
                                                             "sleep-volume", "sleep-device", "dismiss"])
         for key in NapSettingKey.allCases {
             #expect(NapSettingKey(named: key.rawValue) == key && NapSettingKey(named: key.flag) == key)

@@ -28,6 +28,9 @@ public struct ALSAError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let listDevices = Operation(rawValue: "list devices")
         /// Starting the audio thread (`pthread_create`); `code` is the errno it returned.
         public static let startThread = Operation(rawValue: "start audio thread")
+        /// A call to the sound server through libpulse (`PulseSinkOutput`, which the audio thread
+        /// drives as it drives an ALSA PCM); `detail` is the ``PulseError``'s whole text.
+        public static let soundServer = Operation(rawValue: "sound server")
 
         public var description: String { rawValue }
     }
@@ -73,6 +76,9 @@ public struct ALSAError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// The failure classified by operation, code and alsa-lib's messages.
     public var kind: Kind {
+        if operation == .soundServer {
+            return code == .connectionRefused ? .noSoundServer : .deviceLost
+        }
         if operation != .open && operation != .listDevices && code.meansDeviceLost {
             return .deviceLost
         }
@@ -135,6 +141,7 @@ public struct ALSAError: Error, Sendable, Hashable, CustomStringConvertible {
     /// For example: `ALSA open failed on PCM 'default': No such file or directory (ENOENT). alsa-lib:
     /// cannot find card '0'; … — there is no sound card or sound server on this machine; try …`.
     public var description: String {
+        if operation == .soundServer, let detail { return detail }
         var text = "ALSA \(operation) failed on PCM '\(device)': \(code)"
         if let detail { text += " (\(detail))" }
         text += "."

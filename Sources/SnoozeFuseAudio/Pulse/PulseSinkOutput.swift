@@ -134,8 +134,8 @@ public final class PulseSinkOutput: PCMWritable {
             try connection.subscribeToSinks()
             for name in decision.sinks { try add(name) }
         } catch {
-            throw ALSAError(device: Self.deviceName, operation: .open, code: ALSAErrno(rawValue: error.connectionLost ? EIO : ECONNREFUSED),
-                            detail: error.description)
+            throw ALSAError(device: Self.deviceName, operation: .soundServer,
+                            code: ALSAErrno(rawValue: error.connectionLost ? EIO : ECONNREFUSED), detail: error.description)
         }
     }
 
@@ -271,7 +271,7 @@ public final class PulseSinkOutput: PCMWritable {
             try send(UnsafeRawBufferPointer(samples))
             noteWritten(samples)
         } catch {
-            throw ALSAError(device: device, operation: .write, code: ALSAErrno(rawValue: EIO), detail: error.description)
+            throw ALSAError(device: device, operation: .soundServer, code: ALSAErrno(rawValue: EIO), detail: error.description)
         }
     }
 
