@@ -316,7 +316,8 @@ public final class PulseSinkOutput: PCMWritable {
                 progressed = true
             }
             if playing.isEmpty { throw PulseError(operation: "play", reason: "no sink is left to play on", connectionLost: true) }
-            if sent.values.allSatisfy({ $0 >= bytes.count }) && playing.keys.allSatisfy({ sent[$0] != nil }) { break }
+            // A stream added during this write (an escalation, a re-route) starts with the next one.
+            if sent.allSatisfy({ $0.value >= bytes.count || playing[$0.key] == nil }) { break }
             if progressed { lastProgress = BootInstant.now }
             if lastProgress.duration(to: BootInstant.now) > .seconds(10) {
                 throw PulseError(operation: "play", reason: "no sink took frames for 10 s", connectionLost: true)
