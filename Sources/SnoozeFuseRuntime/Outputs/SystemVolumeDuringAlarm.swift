@@ -41,7 +41,9 @@ public actor SystemVolumeDuringAlarm: AlarmOutput {
     public func start(reason: AlarmReason) async -> AlarmStartReport {
         // Sound first: the mixer must never delay the alarm.
         let report = await base.start(reason: reason)
-        if let percent, setting == nil {
+        // On the sound server's own output the sinks' floor does this (and puts the person's
+        // values back): the mixer would restore what it read after that fix, over them.
+        if let percent, setting == nil, report.output != AlarmChain<BootInstant>.soundServer {
             let card = card, notes = notes, clock = loop.clock
             let started = BoundedCall.start(named: "snoozefuse-mixer") { () -> MixerHandle? in
                 do throws(ALSAError) {
