@@ -31,6 +31,9 @@ if [ "$status" -eq 0 ]; then
     echo "$((total - skipped)) passed, 0 failed, $skipped skipped"
 else
     failed="$(grep -E '^✘ Test [^ ]+.* failed after' "$log" | grep -cv '^✘ Test run with')"
+    # The failures again, last, where a reader of only the end of the log (CI) sees them.
+    grep -E '^✘ Test ' "$log" | grep -v '^✘ Test run with' | sed 's/^/failed: /' >&2
+    grep -E '^✘ .*(recorded an issue|Expectation failed)' "$log" | head -n 20 | cut -c1-400 | sed 's/^/  /' >&2
     echo "$((total - skipped - failed)) passed, $failed failed, $skipped skipped"
 fi
 exit "$status"

@@ -10,36 +10,65 @@ import Synchronization
 // so that suites running in parallel, which can hold up Swift's shared pool for seconds, move
 // neither its signals nor its measurements.
 
-/// A PulseAudio daemon in a private runtime folder (with a null sink, `nullsink`), and every
-/// process the test starts, stopped by PID on every path (`cleanUp`).
+/// The sound servers a test can start: PulseAudio itself, or PipeWire with its session manager
+/// (WirePlumber) and its PulseAudio-protocol server (pipewire-pulse), as current desktops run it.
+public enum SoundServer: String, Sendable, CaseIterable, CustomStringConvertible {
+    case pulseAudio = "PulseAudio"
+    case pipeWire = "PipeWire"
+
+    public var description: String { rawValue }
+}
+
+/// A sound server in a private runtime folder (with a null sink, `nullsink`, the default sink),
+/// and every process the test starts, stopped by PID on every path (`cleanUp`). Either server
+/// speaks the PulseAudio protocol on `pulse/native` in the folder, so `pactl`, `pacat` and the nap
+/// reach both the same way.
 public final class PrivatePulse: Sendable {
     /// The daemon's runtime and home folder; captures are written here too.
     public let directory: URL
+    /// Which server `startDaemon` starts.
+    public let server: SoundServer
     private let processes = Mutex<[Process]>([])
     private let daemonPID = Mutex<Int32?>(nil)
+    /// PipeWire's processes (pipewire, wireplumber, pipewire-pulse), in the order they started.
+    private let pipeWireProcesses = Mutex<[Process]>([])
 
     public struct Failure: Error, CustomStringConvertible {
         public var description: String
     }
 
     /// Makes the folder; the daemon starts with `startDaemon`.
-    public init() throws {
+    public init(server: SoundServer = .pulseAudio) throws {
         directory = try makeTemporaryDirectory()
+        self.server = server
     }
 
-    /// This process's environment with libpulse pointed at the private daemon (and away from any
-    /// session bus).
+    /// This process's environment with libpulse pointed at the private daemon: away from any
+    /// session bus for PulseAudio, on the test's own session bus for PipeWire (WirePlumber needs one).
     public var environment: [String: String] {
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_RUNTIME_DIR"] = directory.path
         environment["HOME"] = directory.path
         environment["PULSE_SERVER"] = "unix:" + directory.appendingPathComponent("pulse/native").path
-        environment.removeValue(forKey: "DBUS_SESSION_BUS_ADDRESS")
+        for name in ["DBUS_SESSION_BUS_ADDRESS", "PIPEWIRE_REMOTE", "PIPEWIRE_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME"] {
+            environment.removeValue(forKey: name)
+        }
+        if server == .pipeWire {
+            environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=" + directory.appendingPathComponent("bus").path
+        }
         return environment
     }
 
-    /// Starts the daemon (again, after `killDaemon`) and waits until it has written its PID.
+    /// Starts the server (again, after `killDaemon`) and waits until it answers.
     public func startDaemon() throws {
+        switch server {
+        case .pulseAudio: try startPulseAudio()
+        case .pipeWire: try startPipeWire()
+        }
+    }
+
+    /// Starts PulseAudio and waits until it has written its PID.
+    private func startPulseAudio() throws {
         let daemon = Process()
         daemon.executableURL = executableInPath("pulseaudio")
         daemon.arguments = ["--daemonize=yes", "--exit-idle-time=-1", "-n",
@@ -58,6 +87,36 @@ public final class PrivatePulse: Sendable {
         daemonPID.withLock { $0 = pid }
     }
 
+    /// Starts a private session bus (once), then pipewire, wireplumber and pipewire-pulse, and
+    /// waits until the PulseAudio protocol answers; then adds `nullsink` and makes it the default.
+    private func startPipeWire() throws {
+        let bus = directory.appendingPathComponent("bus")
+        if !FileManager.default.fileExists(atPath: bus.path) {
+            _ = try launch(executableInPath("dbus-daemon"), ["--session", "--nofork", "--nopidfile", "--address=unix:path=\(bus.path)"])
+            try waitFor("the private session bus at \(bus.path)") { FileManager.default.fileExists(atPath: bus.path) }
+        }
+        let pipewire = try launch(executableInPath("pipewire"), [])
+        pipeWireProcesses.withLock { $0 = [pipewire] }
+        try waitFor("pipewire's socket") { FileManager.default.fileExists(atPath: self.directory.appendingPathComponent("pipewire-0").path) }
+        let sessionManager = try launch(executableInPath("wireplumber"), [])
+        let pulseServer = try launch(executableInPath("pipewire-pulse"), [])
+        pipeWireProcesses.withLock { $0 += [sessionManager, pulseServer] }
+        daemonPID.withLock { $0 = pulseServer.processIdentifier }
+        try waitFor("pipewire-pulse to answer") { (try? self.pactl(["info"], output: true))?.contains("PipeWire") == true }
+        try pactl(["load-module", "module-null-sink", "sink_name=nullsink"])
+        try waitFor("the null sink on PipeWire") { (try? self.pactl(["list", "short", "sinks"], output: true))?.contains("nullsink") == true }
+        try pactl(["set-default-sink", "nullsink"])
+    }
+
+    /// Polls `condition` every 50 ms for up to 15 s.
+    private func waitFor(_ what: String, _ condition: () -> Bool) throws {
+        for _ in 0 ..< 300 {
+            if condition() { return }
+            usleep(50_000)
+        }
+        throw Failure(description: "\(server) in \(directory.path): gave up waiting for \(what)")
+    }
+
     /// Freezes the daemon (SIGSTOP): its socket stays, but it answers nothing, like a hung server.
     /// Writes to it block once the buffer is full, and opens hang in the handshake.
     public func pauseDaemon() {
@@ -69,8 +128,17 @@ public final class PrivatePulse: Sendable {
         if let pid = daemonPID.withLock({ $0 }) { kill(pid, SIGCONT) }
     }
 
-    /// Kills the daemon (SIGKILL) and waits until it is gone.
+    /// Kills the daemon (SIGKILL) and waits until it is gone: for PipeWire, pipewire-pulse,
+    /// wireplumber and pipewire itself, as when the whole server crashes.
     public func killDaemon() {
+        if server == .pipeWire {
+            daemonPID.withLock { $0 = nil }
+            for process in pipeWireProcesses.withLock({ $0 }).reversed() where process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                Self.waitForExit(process)
+            }
+            return
+        }
         let pid = daemonPID.withLock { pid in
             defer { pid = nil }
             return pid
@@ -149,10 +217,14 @@ public final class PrivatePulse: Sendable {
 
     /// Adds a null sink named `name` with `properties` (`device.form_factor=headset
     /// device.bus=bluetooth` stands in for a Bluetooth headset).
-    public func addSink(_ name: String, properties: String? = nil) throws {
+    /// Returns the module's index, for `unload-module`.
+    @discardableResult
+    public func addSink(_ name: String, properties: String? = nil) throws -> String {
         var arguments = ["load-module", "module-null-sink", "sink_name=\(name)"]
         if let properties { arguments.append("sink_properties=\(properties)") }
-        try pactl(arguments)
+        let module = try pactl(arguments, output: true).trimmingCharacters(in: .whitespacesAndNewlines)
+        try waitFor("sink '\(name)'") { (try? self.pactl(["list", "short", "sinks"], output: true))?.contains(name) == true }
+        return module
     }
 
     /// Whether `sink` is muted, as `pactl get-sink-mute` reports it.

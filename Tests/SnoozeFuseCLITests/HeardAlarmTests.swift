@@ -36,12 +36,13 @@ private func loudness(_ capture: URL) throws -> (loudestSecond: Double, loudShar
 }
 
 /// Heard, not just played (SPEC §9): the alarm on the sound server fixes what would silence it,
-/// routes past a headset and puts the person's own mute and volume back. A recording of each
-/// sink's monitor decides every test, never the nap's own word.
-@Suite("Heard, not just played: mute, volume and routing on a private PulseAudio", .serialized)
-struct HeardAlarmTests {
-    @Test func aMutedDefaultSinkAtFivePercentIsUnmutedRaisedHeardAndPutBack() async throws {
-        let pulse = try PrivatePulse()
+/// routes past a headset, moves on from a sink that goes away and puts the person's own mute and
+/// volume back. A recording of each sink's monitor decides every scenario, never the nap's own
+/// word. Each runs on PulseAudio and on PipeWire (through pipewire-pulse), each server started by
+/// the test on its own.
+private enum HeardScenario {
+    static func aMutedDefaultSinkAtFivePercentIsUnmutedRaisedHeardAndPutBack(on server: SoundServer) async throws {
+        let pulse = try PrivatePulse(server: server)
         defer { pulse.cleanUp() }
         try pulse.startDaemon()
         try pulse.pactl(["set-sink-mute", "nullsink", "1"])
@@ -64,8 +65,8 @@ struct HeardAlarmTests {
         #expect(volumeAfter == 5, "the person's own volume is back")
     }
 
-    @Test func withNoFixVolumeAMutedSinkStaysMutedAndTheAlarmEscalatesToTheFallback() async throws {
-        let pulse = try PrivatePulse()
+    static func withNoFixVolumeAMutedSinkStaysMutedAndTheAlarmEscalatesToTheFallback(on server: SoundServer) async throws {
+        let pulse = try PrivatePulse(server: server)
         defer { pulse.cleanUp() }
         try pulse.startDaemon()
         try pulse.pactl(["set-sink-mute", "nullsink", "1"])
@@ -84,8 +85,8 @@ struct HeardAlarmTests {
         #expect(events.contains("escalated_fallback"), "\(events)")
     }
 
-    @Test func aHeadsetAsTheDefaultSinkRingsTheSpeakersTooUnlessRoutedToTheDefaultOnly() async throws {
-        let pulse = try PrivatePulse()
+    static func aHeadsetAsTheDefaultSinkRingsTheSpeakersTooUnlessRoutedToTheDefaultOnly(on server: SoundServer) async throws {
+        let pulse = try PrivatePulse(server: server)
         defer { pulse.cleanUp() }
         try pulse.startDaemon()
         try pulse.addSink("headset", properties: "'device.form_factor=headset device.bus=bluetooth'")
@@ -112,8 +113,8 @@ struct HeardAlarmTests {
         #expect(routedDefault.speakers < 0.001, "--route default leaves the speakers silent: \(routedDefault.speakers)")
     }
 
-    @Test func aMuteMadeWhileItRingsIsUndoneWithinTwoSeconds() async throws {
-        let pulse = try PrivatePulse()
+    static func aMuteMadeWhileItRingsIsUndoneWithinTwoSeconds(on server: SoundServer) async throws {
+        let pulse = try PrivatePulse(server: server)
         defer { pulse.cleanUp() }
         try pulse.startDaemon()
         let (status, events, tail, mutedAfter) = try await onOwnThread {
@@ -134,8 +135,106 @@ struct HeardAlarmTests {
         #expect(!mutedAfter, "it was not muted before the alarm: nothing to put back")
     }
 
-    @Test func theGuardianPutsTheMuteBackAfterTheNapIsKilledMidAlarm() async throws {
-        let pulse = try PrivatePulse()
+    /// A Bluetooth speaker switched off mid-alarm: its sink is unloaded, and within 2 s the alarm
+    /// sounds on the sink that is left.
+    static func aSinkUnloadedMidAlarmIsLeftForAnotherWithinTwoSeconds(on server: SoundServer) async throws {
+        let pulse = try PrivatePulse(server: server)
+        defer { pulse.cleanUp() }
+        try pulse.startDaemon()
+        let module = try pulse.addSink("bluetoothspeaker", properties: "'device.form_factor=speaker device.bus=bluetooth'")
+        try pulse.pactl(["set-default-sink", "bluetoothspeaker"])
+        let (status, events, windows) = try await onOwnThread {
+            let nap = try ServerNap(on: pulse, ringLimit: 10)
+            _ = try nap.events.waitBlocking(for: "the proof on the speaker") {
+                $0["event"] as? String == "heard" && $0["sink"] as? String == "bluetoothspeaker"
+            }
+            // The capture runs before the sink goes, so its start is earlier than the loss and
+            // the delay read from it is an upper bound.
+            let capture = try pulse.startCapture(name: "left.raw")
+            let captured = pulse.directory.appendingPathComponent("left.raw")
+            for _ in 0 ..< 200 where ((try? FileManager.default.attributesOfItem(atPath: captured.path)[.size] as? Int) ?? 0) == 0 {
+                usleep(10_000)
+            }
+            try pulse.pactl(["unload-module", module])
+            usleep(3_500_000)
+            pulse.stop(capture)
+            let status = try nap.waitForEnd()
+            return (status, nap.events.text, try PrivatePulse.windowRMS(ofS16Stereo: captured, windowFrames: 4_800))
+        }
+        #expect(status == 0, "\(events)")
+        #expect(events.contains("\"what\":\"lost\""), "\(events)")
+        #expect(events.contains("sink 'bluetoothspeaker'"), "\(events)")
+        // The first 100 ms window louder than -40 dBFS on the sink that is left.
+        let firstLoud = try #require(windows.firstIndex { $0 > 0.01 }, "the sink left never carried the alarm: \(windows)")
+        #expect(Double(firstLoud) * 0.1 <= 2.0, "audible on the other sink \(Double(firstLoud) * 0.1) s after the loss")
+    }
+
+    /// The whole server dies mid-alarm: the terminal bell takes over at once (as it did when the
+    /// alarm played through ALSA's `pulse` plugin), and when the server is back the alarm returns
+    /// to it, heard on its monitor.
+    static func theServerKilledMidAlarmRingsTheBellAndComesBackWithIt(on server: SoundServer) async throws {
+        let pulse = try PrivatePulse(server: server)
+        defer { pulse.cleanUp() }
+        try pulse.startDaemon()
+        let (status, events, messages, afterRestart) = try await onOwnThread {
+            let nap = try ServerNap(on: pulse, ringLimit: 14)
+            _ = try nap.events.waitBlocking(for: "the proof") { $0["event"] as? String == "heard" }
+            pulse.killDaemon()
+            _ = try nap.events.waitBlocking(for: "the bell") {
+                $0["event"] as? String == "output" && $0["output"] as? String == "terminal bell"
+            }
+            _ = try nap.messages.waitBlocking(for: "the bell rung after the loss") { _ in
+                nap.messages.text.components(separatedBy: "was lost").last?.contains("ALARM") == true
+            }
+            try pulse.startDaemon()
+            let capture = try pulse.startCapture(name: "after-restart.raw")
+            _ = try nap.events.waitBlocking(for: "the alarm back on the server") {
+                $0["event"] as? String == "output" && $0["output"] as? String == "sound server"
+            }
+            usleep(2_500_000)
+            pulse.stop(capture)
+            let status = try nap.waitForEnd()
+            return (status, nap.events.text, nap.messages.text,
+                    try loudness(pulse.directory.appendingPathComponent("after-restart.raw")).loudestSecond)
+        }
+        #expect(status == 0, "\(messages)")
+        #expect(events.contains("sound server was lost mid-alarm"), "\(events)")
+        #expect(events.contains("\"outcome\":\"ring_limit\""), "\(events)")
+        #expect(afterRestart > 0.02, "the monitor after the server came back: \(afterRestart)")
+    }
+
+    /// Whichever way the alarm ends (dismissed from another terminal, SIGTERM), the person's
+    /// mute and volume come back.
+    static func theMuteAndVolumeComeBackWhenDismissedOrTerminated(on server: SoundServer) async throws {
+        for ending in ["stop", "SIGTERM"] {
+            let pulse = try PrivatePulse(server: server)
+            defer { pulse.cleanUp() }
+            try pulse.startDaemon()
+            try pulse.pactl(["set-sink-mute", "nullsink", "1"])
+            try pulse.pactl(["set-sink-volume", "nullsink", "7%"])
+            let (heard, stopStatus, events, mutedAfter, volumeAfter) = try await onOwnThread {
+                let nap = try ServerNap(on: pulse, ringLimit: 30)
+                let heard = try nap.events.waitBlocking(for: "the proof") { $0["event"] as? String == "heard" }["level_dbfs"] as? Double
+                var stopStatus: Int32 = 0
+                if ending == "stop" {
+                    let stop = try pulse.launch(BuiltProducts.executable("snoozefuse"), ["stop"])
+                    PrivatePulse.waitForExit(stop)
+                    stopStatus = stop.terminationStatus
+                } else {
+                    kill(nap.process.processIdentifier, SIGTERM)
+                }
+                for _ in 0 ..< 500 where nap.process.isRunning { usleep(20_000) }
+                return (heard, stopStatus, nap.events.text, try pulse.sinkMuted(), try pulse.sinkVolumePercent())
+            }
+            #expect(heard != nil, "\(ending): \(events)")
+            #expect(stopStatus == 0, "\(ending)")
+            #expect(mutedAfter, "\(ending): the person's own mute is back; \(events)")
+            #expect(volumeAfter == 7, "\(ending): the person's own volume is back; \(events)")
+        }
+    }
+
+    static func theGuardianPutsTheMuteBackAfterTheNapIsKilledMidAlarm(on server: SoundServer) async throws {
+        let pulse = try PrivatePulse(server: server)
         defer { pulse.cleanUp() }
         try pulse.startDaemon()
         try pulse.pactl(["set-sink-mute", "nullsink", "1"])
@@ -156,10 +255,82 @@ struct HeardAlarmTests {
         #expect(unmutedWhileRinging)
         #expect(mutedAtTheEnd, "the guardian put the person's mute back: \(guardianLog)")
     }
+}
+
+@Suite("Heard, not just played: mute, volume and routing on a private PulseAudio", .serialized)
+struct HeardAlarmTests {
+    @Test func aMutedDefaultSinkAtFivePercentIsUnmutedRaisedHeardAndPutBack() async throws {
+        try await HeardScenario.aMutedDefaultSinkAtFivePercentIsUnmutedRaisedHeardAndPutBack(on: .pulseAudio)
+    }
+
+    @Test func withNoFixVolumeAMutedSinkStaysMutedAndTheAlarmEscalatesToTheFallback() async throws {
+        try await HeardScenario.withNoFixVolumeAMutedSinkStaysMutedAndTheAlarmEscalatesToTheFallback(on: .pulseAudio)
+    }
+
+    @Test func aHeadsetAsTheDefaultSinkRingsTheSpeakersTooUnlessRoutedToTheDefaultOnly() async throws {
+        try await HeardScenario.aHeadsetAsTheDefaultSinkRingsTheSpeakersTooUnlessRoutedToTheDefaultOnly(on: .pulseAudio)
+    }
+
+    @Test func aMuteMadeWhileItRingsIsUndoneWithinTwoSeconds() async throws {
+        try await HeardScenario.aMuteMadeWhileItRingsIsUndoneWithinTwoSeconds(on: .pulseAudio)
+    }
+
+    @Test func aSinkUnloadedMidAlarmIsLeftForAnotherWithinTwoSeconds() async throws {
+        try await HeardScenario.aSinkUnloadedMidAlarmIsLeftForAnotherWithinTwoSeconds(on: .pulseAudio)
+    }
+
+    @Test func theServerKilledMidAlarmRingsTheBellAndComesBackWithIt() async throws {
+        try await HeardScenario.theServerKilledMidAlarmRingsTheBellAndComesBackWithIt(on: .pulseAudio)
+    }
+
+    @Test func theMuteAndVolumeComeBackWhenDismissedOrTerminated() async throws {
+        try await HeardScenario.theMuteAndVolumeComeBackWhenDismissedOrTerminated(on: .pulseAudio)
+    }
+
+    @Test func theGuardianPutsTheMuteBackAfterTheNapIsKilledMidAlarm() async throws {
+        try await HeardScenario.theGuardianPutsTheMuteBackAfterTheNapIsKilledMidAlarm(on: .pulseAudio)
+    }
 
     @Test func systemVolumeZeroIsRefused() async throws {
         let result = try await runProcess(BuiltProducts.executable("snoozefuse"), ["nap", "--no-hold", "--system-volume", "0", "--device", "null"])
         #expect(result.status == 64)
         #expect(result.standardError.contains("--system-volume 0 would make the alarm silent"), "\(result.standardError)")
+    }
+}
+
+/// The same scenarios on a private PipeWire (pipewire, wireplumber and pipewire-pulse on a session
+/// bus of the test's own), the sound server of current desktops.
+@Suite("Heard, not just played: mute, volume and routing on a private PipeWire", .serialized)
+struct HeardAlarmPipeWireTests {
+    @Test func aMutedDefaultSinkAtFivePercentIsUnmutedRaisedHeardAndPutBack() async throws {
+        try await HeardScenario.aMutedDefaultSinkAtFivePercentIsUnmutedRaisedHeardAndPutBack(on: .pipeWire)
+    }
+
+    @Test func withNoFixVolumeAMutedSinkStaysMutedAndTheAlarmEscalatesToTheFallback() async throws {
+        try await HeardScenario.withNoFixVolumeAMutedSinkStaysMutedAndTheAlarmEscalatesToTheFallback(on: .pipeWire)
+    }
+
+    @Test func aHeadsetAsTheDefaultSinkRingsTheSpeakersTooUnlessRoutedToTheDefaultOnly() async throws {
+        try await HeardScenario.aHeadsetAsTheDefaultSinkRingsTheSpeakersTooUnlessRoutedToTheDefaultOnly(on: .pipeWire)
+    }
+
+    @Test func aMuteMadeWhileItRingsIsUndoneWithinTwoSeconds() async throws {
+        try await HeardScenario.aMuteMadeWhileItRingsIsUndoneWithinTwoSeconds(on: .pipeWire)
+    }
+
+    @Test func aSinkUnloadedMidAlarmIsLeftForAnotherWithinTwoSeconds() async throws {
+        try await HeardScenario.aSinkUnloadedMidAlarmIsLeftForAnotherWithinTwoSeconds(on: .pipeWire)
+    }
+
+    @Test func theServerKilledMidAlarmRingsTheBellAndComesBackWithIt() async throws {
+        try await HeardScenario.theServerKilledMidAlarmRingsTheBellAndComesBackWithIt(on: .pipeWire)
+    }
+
+    @Test func theMuteAndVolumeComeBackWhenDismissedOrTerminated() async throws {
+        try await HeardScenario.theMuteAndVolumeComeBackWhenDismissedOrTerminated(on: .pipeWire)
+    }
+
+    @Test func theGuardianPutsTheMuteBackAfterTheNapIsKilledMidAlarm() async throws {
+        try await HeardScenario.theGuardianPutsTheMuteBackAfterTheNapIsKilledMidAlarm(on: .pipeWire)
     }
 }

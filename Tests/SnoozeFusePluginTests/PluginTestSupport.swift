@@ -126,8 +126,8 @@ struct WatchedRun {
     var output: String
     /// The command lines of every child `pgrep -P` saw while it ran.
     var childrenSeen: Set<String>
-    /// The names (as the kernel keeps them, 15 bytes at most) of children seen after they had
-    /// ended and before they were reaped: such a child has no command line left to read.
+    /// The names (as the kernel keeps them, 15 bytes at most) of children seen while they ended or
+    /// after, before they were reaped: such a child has no command line left to read.
     var endedChildrenSeen: Set<String>
     /// How long it ran, in seconds.
     var seconds: Double
@@ -149,9 +149,11 @@ func runWatchingChildren(_ executable: String, _ arguments: [String], environmen
         while process.isRunning {
             for line in try children(of: process.pid) {
                 let command = String(line.drop { $0 != " " }.dropFirst())
-                // pgrep shows a child that has ended but is not reaped yet as `[name] <defunct>`.
-                if command.hasPrefix("["), command.hasSuffix("] <defunct>") {
-                    ended.insert(String(command.dropFirst().dropLast("] <defunct>".count)))
+                // pgrep shows a child that has ended but is not reaped yet as `[name] <defunct>`,
+                // and one caught while it ends (its memory, command line included, already given
+                // back, not yet a zombie) as `[name]`.
+                if let name = command.wholeMatch(of: /\[(.+)\](?: <defunct>)?/)?.1 {
+                    ended.insert(String(name))
                 } else {
                     seen.insert(command)
                 }
