@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SnoozeFuseCore
 import SnoozeFuseRuntime
 
 struct Doctor: ParsableCommand {
@@ -7,24 +8,46 @@ struct Doctor: ParsableCommand {
         commandName: "doctor",
         abstract: "Check everything that decides whether an alarm will be heard.",
         discussion: """
-        Opens each audio output (1s each) and reads the system volume, takes and releases a \
-        keep-awake inhibitor on the system bus, tries a wake-from-suspend timer \
-        (CAP_WAKE_ALARM) and looks for the real-time clock, checks the plugin folders and the \
-        store. Each line gives a verdict (ok, warning, problem), what was found and the fix. \
+        Asks the sound server (PulseAudio or PipeWire) for its sinks and reports each: mute, \
+        volume, form factor and bus, and whether the nap's routing (--route) plays the alarm \
+        there; with --listen it plays a short test tone on those sinks (their mute and volume \
+        left as they are) and reports whether each sink's monitor gave it back, and how loud. \
+        Opens each ALSA output (1s each) and, without a sound server, reads the system volume; \
+        takes and releases a keep-awake inhibitor on the system bus, tries a wake-from-suspend \
+        timer (CAP_WAKE_ALARM) and looks for the real-time clock, checks the plugin folders and \
+        the store. Each line gives a verdict (ok, warning, problem), what was found and the fix. \
         Warnings leave the alarm audible; problems do not. Exits 0 when an alarm would be \
         heard, 69 when it would not.
-        Example: snoozefuse doctor --device pulse
+        Examples: snoozefuse doctor --listen
+                  snoozefuse doctor --route default --no-fix-volume
+                  snoozefuse doctor --device pulse
         """
     )
 
-    @Option(help: "The output the nap would use first (as nap --device).")
+    @Option(help: "The output the nap would use first (as nap --device); the sound server's sinks are examined only for default.")
     var device = "default"
 
-    @Flag(help: "Write one JSON object (checks, audible) to standard output.")
+    @Option(help: "Where the nap would play on the sound server (as nap --route): default, wake, all or SINK[,SINK...].")
+    var route = "wake"
+
+    @Flag(name: .customLong("no-fix-volume"), help: "As nap --no-fix-volume: a muted or quiet sink counts as silent.")
+    var noFixVolume = false
+
+    @Flag(help: "Play a short test tone on the routed sinks and read it back from their monitors (at most 3 s).")
+    var listen = false
+
+    @Flag(help: "Write one JSON object (checks, audible, sinks) to standard output.")
     var json = false
 
+    func validate() throws {
+        guard AlarmRoute(parsing: route) != nil else {
+            throw ValidationError("--route \(route) is not a route: use default, wake, all or SINK[,SINK...] (`pactl list short sinks` lists the sinks)")
+        }
+    }
+
     func run() throws {
-        let report = NapDoctor.examine(device: device)
+        let report = NapDoctor.examine(device: device, route: AlarmRoute(parsing: route) ?? .wake,
+                                       fixesVolume: !noFixVolume, listen: listen)
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]

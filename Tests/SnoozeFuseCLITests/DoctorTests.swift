@@ -102,4 +102,49 @@ struct DoctorTests {
         #expect(!verdicts.isEmpty && verdicts.allSatisfy { $0.hasPrefix("ok ") || $0.hasPrefix("warning ") || $0.hasPrefix("problem ") }, "\(lines)")
         #expect(lines.contains { $0.trimmingCharacters(in: .whitespaces).hasPrefix("fix: ") }, "\(lines)")
     }
+
+    /// Per sink on a real server: mute, volume, form factor and bus, whether the routing would use
+    /// it, and with `--listen` the test tone read back from each monitor. A recording of the
+    /// headset's monitor confirms the tone, and doctor leaves every sink's mute and volume alone.
+    @Test("doctor reports each sink and, with --listen, the proof from its monitor", arguments: SoundServer.allCases)
+    func eachSinkWithTheProofFromItsMonitor(_ server: SoundServer) async throws {
+        let pulse = try PrivatePulse(server: server)
+        defer { pulse.cleanUp() }
+        let (output, strict, toneLevel, speakersMuted) = try await onOwnThread { () throws -> (String, Run, Double, Bool) in
+            try pulse.startDaemon()
+            try pulse.addSink("headset", properties: "'device.form_factor=headset device.bus=bluetooth'")
+            try pulse.addSink("speakers", properties: "device.form_factor=internal")
+            try pulse.pactl(["set-default-sink", "headset"])
+            try pulse.pactl(["set-sink-mute", "speakers", "1"])
+            let capture = try pulse.startCapture(name: "doctor-headset.raw", sink: "headset")
+            let result = try runProcessBlocking(BuiltProducts.executable("snoozefuse"), ["doctor", "--listen", "--json"], environment: pulse.environment)
+            pulse.stop(capture)
+            // The default sink only, and nothing fixed: the muted speakers are silence.
+            let strict = try Self.doctor(["--route", "speakers", "--no-fix-volume"], environment: pulse.environment)
+            return (result.standardOutput + result.standardError, strict, try PrivatePulse.rms(ofS16Stereo: pulse.directory.appendingPathComponent("doctor-headset.raw")),
+                    try pulse.sinkMuted("speakers"))
+        }
+        let listened = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any], "\(output)")
+        #expect(listened["audible"] as? Bool == true, "\(listened)")
+        let sinks = Dictionary(uniqueKeysWithValues: (listened["sinks"] as? [[String: Any]] ?? []).map { ($0["name"] as? String ?? "?", $0) })
+        let headset = try #require(sinks["headset"], "\(listened)")
+        #expect(headset["isDefault"] as? Bool == true && headset["routed"] as? Bool == true)
+        #expect(headset["formFactor"] as? String == "headset" && headset["bus"] as? String == "bluetooth", "\(headset)")
+        #expect(headset["heard"] as? Bool == true, "\(headset)")
+        #expect((headset["heardLevelDBFS"] as? Double ?? -200) > -40, "\(headset)")
+        let speakers = try #require(sinks["speakers"], "\(listened)")
+        // Routed past the headset; muted, so the tone is not heard there, and the nap would fix that.
+        #expect(speakers["routed"] as? Bool == true && speakers["muted"] as? Bool == true, "\(speakers)")
+        #expect(speakers["heard"] as? Bool == false, "\(speakers)")
+        let nullsink = try #require(sinks["nullsink"], "\(listened)")
+        #expect(nullsink["routed"] as? Bool == false && nullsink["heard"] == nil, "\(nullsink)")
+        let checks = listened["checks"] as? [[String: Any]] ?? []
+        #expect(checks.contains { $0["check"] as? String == "sink" && $0["verdict"] as? String == "warning" && ($0["detail"] as? String ?? "").hasPrefix("speakers") }, "\(checks)")
+        // The tone was really there (the recording, not doctor's word), and doctor changed nothing.
+        #expect(toneLevel > 0.02, "the headset's monitor during doctor --listen: RMS \(toneLevel)")
+        #expect(speakersMuted, "doctor left the speakers muted")
+        // Routed to the muted speakers alone, without the nap's fix: no alarm would be heard.
+        #expect(strict.status == 69, "\(strict.text)")
+        #expect(strict.checks["sink"]?.first?.hasPrefix("problem: speakers") == true, "\(strict.checks)")
+    }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import SnoozeFuseAudio
+public import SnoozeFuseCore
 import SnoozeFuseStore
 import SnoozeFuseSystem
 
@@ -29,9 +30,13 @@ public struct DoctorCheck: Sendable, Hashable, Encodable {
 /// What `snoozefuse doctor` found.
 public struct DoctorReport: Sendable, Hashable, Encodable {
     public var checks: [DoctorCheck]
-    /// Whether an alarm would be heard: the output the nap uses first, or `default` after it, opens
-    /// and makes sound, and the system volume is neither muted nor at zero.
+    /// Whether an alarm would be heard: on the sound server, a routed sink that is (or that the
+    /// nap makes) audible, and with `listen`, that gave the test tone back; without one, the output
+    /// the nap uses first, or `default` after it, opens and makes sound, and the system volume is
+    /// neither muted nor at zero.
     public var audible: Bool
+    /// The sound server's sinks (nil when no server answers, or `--device` names an ALSA PCM).
+    public var sinks: [DoctorSink]?
 }
 
 /// Examines the machine as a nap depends on it (issue 15): which outputs open and the system
@@ -41,18 +46,50 @@ public struct DoctorReport: Sendable, Hashable, Encodable {
 public enum NapDoctor {
     /// - Parameters:
     ///   - device: the output the nap would use first (`--device`, `default` by default).
+    ///   - route: where the nap would play on the sound server (`--route`).
+    ///   - fixesVolume: whether the nap would fix the sinks' mute and volume (`--no-fix-volume`).
+    ///   - listen: play a short test tone on the routed sinks and read it back from their monitors.
     ///   - environment: where the folders are found (this process's environment when nil).
-    public static func examine(device: String = "default", environment: [String: String]? = nil) -> DoctorReport {
+    public static func examine(device: String = "default", route: AlarmRoute = .wake, fixesVolume: Bool = true,
+                               listen: Bool = false, environment: [String: String]? = nil) -> DoctorReport {
         var checks: [DoctorCheck] = []
+        // `default` means the sound server first (AlarmChain), ALSA after it.
+        let server = device == "default" ? SinkDoctor.examine(route: route, listen: listen) : nil
+        if let server {
+            checks += serverChecks(server, listen: listen)
+        } else if listen {
+            checks.append(DoctorCheck(check: "sound server", verdict: .warning, detail: "--listen plays on the sound server, which the nap does not use with --device \(device)",
+                                      fix: "leave out --device to check the sound server's sinks"))
+        }
         let outputs = examineOutputs(device: device)
         checks += outputs.checks
-        let volume = examineVolume()
-        checks.append(volume)
+        let sinks = server.map { SinkDoctor.checks($0, fixesVolume: fixesVolume) }
+        checks += sinks?.checks ?? []
+        // On the sound server the sinks are the volume; the ALSA mixer only matters without one.
+        let volume = server?.sinks == nil ? examineVolume() : nil
+        if let volume { checks.append(volume) }
         checks.append(examineKeepAwake())
         checks += examineWakeAlarm()
         checks.append(examinePlugins())
         checks.append(examineStore(environment: environment ?? ProcessInfo.processInfo.environment))
-        return DoctorReport(checks: checks, audible: outputs.audible && volume.verdict != .problem)
+        let audible = if let sinks, server?.sinks != nil { sinks.audible } else { outputs.audible && volume?.verdict != .problem }
+        return DoctorReport(checks: checks, audible: audible, sinks: server?.sinks)
+    }
+
+    /// Whether the sound server answers, and where the alarm goes when it does not.
+    private static func serverChecks(_ finding: SinkDoctor.Finding, listen: Bool) -> [DoctorCheck] {
+        guard let sinks = finding.sinks else {
+            return [DoctorCheck(check: "sound server", verdict: listen ? .warning : .ok,
+                                detail: "no sound server answers (\(finding.reason ?? "no reason given")): the alarm plays through ALSA",
+                                fix: listen ? "start PulseAudio or PipeWire (`pactl info` shows whether one answers) to check its sinks" : nil)]
+        }
+        guard !sinks.isEmpty else {
+            return [DoctorCheck(check: "sound server", verdict: .warning, detail: "the sound server answers but has no sink: the alarm plays through ALSA",
+                                fix: "check `pactl list sinks`")]
+        }
+        let routed = sinks.filter(\.routed).map(\.name)
+        return [DoctorCheck(check: "sound server", verdict: .ok,
+                            detail: "the sound server answers with \(sinks.count) sink\(sinks.count == 1 ? "" : "s"); the alarm plays on \(routed.joined(separator: ", "))")]
     }
 
     // MARK: - Checks
