@@ -112,7 +112,9 @@ func sendToNap(_ request: ControlRequest) throws -> ControlReply {
     } catch {
         if case .noNap = error, request.command == .stop, NapStatus.read().status == .interrupted {
             // Nobody holds an interrupted nap: stopping it means forgetting it (the history keeps it).
-            if let warning = NapStatus.forgetInterrupted() { writeLine("snoozefuse: warning: \(warning)", to: STDERR_FILENO) }
+            let (restored, warning) = NapStatus.forgetInterrupted()
+            for line in restored { writeLine("snoozefuse: \(line)", to: STDERR_FILENO) }
+            if let warning { writeLine("snoozefuse: warning: \(warning)", to: STDERR_FILENO) }
             writeLine("snoozefuse: the interrupted nap is forgotten (`snoozefuse history` lists it as interrupted).", to: STDERR_FILENO)
             return ControlReply(ok: true, message: "forgotten", state: nil)
         }

@@ -233,6 +233,52 @@ private enum HeardScenario {
         }
     }
 
+    /// The nap and its guardian both killed mid-alarm: nobody who played it is left, so the next
+    /// command that finds the live state (a new nap, `stop` forgetting it) puts the person's mute
+    /// and volume back.
+    static func theNextCommandPutsTheMuteBackWhenNapAndGuardianBothDied(on server: SoundServer) async throws {
+        for later in ["nap", "stop"] {
+            let pulse = try PrivatePulse(server: server)
+            defer { pulse.cleanUp() }
+            try pulse.startDaemon()
+            try pulse.pactl(["set-sink-mute", "nullsink", "1"])
+            try pulse.pactl(["set-sink-volume", "nullsink", "9%"])
+            let (fixedWhileRinging, mutedAfter, volumeAfter, said) = try await onOwnThread {
+                let nap = try ServerNap(on: pulse, ringLimit: 60)
+                _ = try nap.events.waitBlocking(for: "the proof") { $0["event"] as? String == "heard" }
+                let fixed = try !pulse.sinkMuted() && pulse.sinkVolumePercent() == 60
+                let statePath = pulse.directory.appendingPathComponent(".local/state/snoozefuse/session.json")
+                let state = try JSONSerialization.jsonObject(with: Data(contentsOf: statePath)) as? [String: Any]
+                let guardian = try #require((state?["guardianPid"] as? NSNumber)?.int32Value, "\(String(describing: state))")
+                kill(guardian, SIGKILL)
+                kill(nap.process.processIdentifier, SIGKILL)
+                PrivatePulse.waitForExit(nap.process)
+                // The guardian is not this test's child: gone once nothing answers to its pid.
+                for _ in 0 ..< 500 where kill(guardian, 0) == 0 && !(((try? String(contentsOfFile: "/proc/\(guardian)/stat", encoding: .utf8)) ?? "").contains(") Z ")) {
+                    usleep(20_000)
+                }
+                var said = ""
+                for _ in 0 ..< 50 {
+                    let arguments = later == "nap" ? ["nap", "--preset", "quick-test", "--no-hold", "--release", "0", "--nap", "1",
+                                                      "--device", "null", "--ring-limit", "1", "--dismiss", "key", "--quiet"] : ["stop"]
+                    let command = try pulse.launch(BuiltProducts.executable("snoozefuse"), arguments)
+                    let errors = LineCollector(command.standardError)
+                    PrivatePulse.waitForExit(command)
+                    usleep(100_000)
+                    said = errors.text
+                    // Until the dead guardian is reaped, `stop` may still see it holding the nap.
+                    if command.terminationStatus == 0 { break }
+                    usleep(200_000)
+                }
+                return (fixed, try pulse.sinkMuted(), try pulse.sinkVolumePercent(), said)
+            }
+            #expect(fixedWhileRinging, "\(later)")
+            #expect(mutedAfter, "\(later): the person's mute is back; it said: \(said)")
+            #expect(volumeAfter == 9, "\(later): the person's volume is back; it said: \(said)")
+            #expect(said.contains("sink 'nullsink': volume back to 9 % and muted again"), "\(later): \(said)")
+        }
+    }
+
     static func theGuardianPutsTheMuteBackAfterTheNapIsKilledMidAlarm(on server: SoundServer) async throws {
         let pulse = try PrivatePulse(server: server)
         defer { pulse.cleanUp() }
@@ -291,6 +337,10 @@ struct HeardAlarmTests {
         try await HeardScenario.theGuardianPutsTheMuteBackAfterTheNapIsKilledMidAlarm(on: .pulseAudio)
     }
 
+    @Test func theNextCommandPutsTheMuteBackWhenNapAndGuardianBothDied() async throws {
+        try await HeardScenario.theNextCommandPutsTheMuteBackWhenNapAndGuardianBothDied(on: .pulseAudio)
+    }
+
     @Test func systemVolumeZeroIsRefused() async throws {
         let result = try await runProcess(BuiltProducts.executable("snoozefuse"), ["nap", "--no-hold", "--system-volume", "0", "--device", "null"])
         #expect(result.status == 64)
@@ -332,5 +382,9 @@ struct HeardAlarmPipeWireTests {
 
     @Test func theGuardianPutsTheMuteBackAfterTheNapIsKilledMidAlarm() async throws {
         try await HeardScenario.theGuardianPutsTheMuteBackAfterTheNapIsKilledMidAlarm(on: .pipeWire)
+    }
+
+    @Test func theNextCommandPutsTheMuteBackWhenNapAndGuardianBothDied() async throws {
+        try await HeardScenario.theNextCommandPutsTheMuteBackWhenNapAndGuardianBothDied(on: .pipeWire)
     }
 }

@@ -48,6 +48,7 @@ public final class LiveNap: Sendable {
         let lock = try Self.takeLock(paths)
         if let interrupted = LiveSessionKeeper.read(paths) {
             message("an interrupted nap (started \(interrupted.started?.wall ?? "?"), its alarm due \(interrupted.alarm?.due.wall ?? "?")) was never rung; this nap replaces it (`snoozefuse resume` rings an interrupted nap)")
+            for line in LeftoverSinkFixes.putBack(interrupted.sinkFixes ?? []) { message(line) }
             // Found and discarded under the nap lock: recorded once, here.
             if let warning = NapHistoryLog(paths: paths).record(interrupted, outcome: "interrupted", endedAt: interrupted.updated.wallSeconds,
                                                                 recordedBy: LiveSessionState.Holder.nap.rawValue) {
@@ -100,6 +101,7 @@ public final class LiveNap: Sendable {
             if let warning = history.record(live, outcome: "interrupted", endedAt: live.updated.wallSeconds, recordedBy: holder.rawValue) {
                 message("warning: \(warning)")
             }
+            for line in LeftoverSinkFixes.putBack(live.sinkFixes ?? []) { message(line) }
             try? AtomicFile.remove(paths.liveSession)
             return .nothing
         case .missed(_, let late):
@@ -112,6 +114,7 @@ public final class LiveNap: Sendable {
                                             recordedBy: holder.rawValue) {
                 message("warning: \(warning)")
             }
+            for line in LeftoverSinkFixes.putBack(live.sinkFixes ?? []) { message(line) }
             try? AtomicFile.remove(paths.liveSession)
             return .missed(due: due, late: late)
         case .ring(let at, let reason, _):

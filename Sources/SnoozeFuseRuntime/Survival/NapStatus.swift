@@ -107,18 +107,20 @@ public struct NapStatus: Sendable, Hashable, Encodable {
         return comm.hasPrefix("snoozefuse")
     }
 
-    /// Forgets an interrupted nap (its live state), if that is what there is, and records it in the
-    /// history as interrupted. It takes the nap lock first: nobody else can ring, replace or record
-    /// the nap meanwhile, so it is recorded once. Returns what to say when the history could not be
+    /// Forgets an interrupted nap (its live state), if that is what there is, records it in the
+    /// history as interrupted, and puts back the mute and volume its alarm changed. It takes the
+    /// nap lock first: nobody else can ring, replace or record the nap meanwhile, so it is recorded
+    /// once. Returns what to say: the sinks put back, and a warning when the history could not be
     /// written.
-    public static func forgetInterrupted(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+    public static func forgetInterrupted(environment: [String: String] = ProcessInfo.processInfo.environment) -> (restored: [String], warning: String?) {
         guard read(environment: environment).status == .interrupted, let paths = try? StorePaths(environment: environment),
-              let lock = try? NapLock.acquire(paths.napLock) else { return nil }
+              let lock = try? NapLock.acquire(paths.napLock) else { return ([], nil) }
         defer { withExtendedLifetime(lock) {} }
-        guard let live = LiveSessionKeeper.read(paths) else { return nil }
+        guard let live = LiveSessionKeeper.read(paths) else { return ([], nil) }
         let warning = NapHistoryLog(paths: paths).record(live, outcome: "interrupted", endedAt: live.updated.wallSeconds, recordedBy: "stop")
+        let restored = LeftoverSinkFixes.putBack(live.sinkFixes ?? [])
         try? AtomicFile.remove(paths.liveSession)
-        return warning
+        return (restored, warning)
     }
 
     /// Calls `line` with the status now, and then again whenever the nap's live state changes or
