@@ -17,12 +17,17 @@ public struct SinkPlan: Sendable {
     public var ledger: SinkFixLedger
     /// Called on the audio thread for each thing worth telling: be quick, do not block.
     public var report: @Sendable (SinkReport) -> Void
+    /// Called on the audio thread with everything to put back, each time that changes (for the
+    /// live state): be quick, do not block.
+    public var ledgerChanged: @Sendable ([SinkLevelFix]) -> Void
 
     public init(route: AlarmRoute = .wake, floorPercent: Int? = SinkLevelFix.defaultFloorPercent, ledger: SinkFixLedger = SinkFixLedger(),
+                ledgerChanged: @escaping @Sendable ([SinkLevelFix]) -> Void = { _ in },
                 report: @escaping @Sendable (SinkReport) -> Void = { _ in }) {
         self.route = route
         self.floorPercent = floorPercent
         self.ledger = ledger
+        self.ledgerChanged = ledgerChanged
         self.report = report
     }
 }
@@ -68,8 +73,6 @@ public enum SinkReport: Sendable, Hashable {
     case sinkLost(sink: String, message: String)
     /// Said once: the alarm plays but cannot be verified (`message` says why).
     case unverified(String)
-    /// The ledger changed: the live state should keep it.
-    case ledgerChanged([SinkLevelFix])
 }
 
 /// The alarm on the sound server through libpulse (PulseAudio, or PipeWire through pipewire-pulse):
@@ -223,7 +226,7 @@ public final class PulseSinkOutput: PCMWritable {
                                                        floor: floor, earlier: plan.ledger.fix(for: sink.name))
         guard unmute || raiseTo != nil else { return }
         plan.ledger.record(fix)
-        plan.report(.ledgerChanged(plan.ledger.all))
+        plan.ledgerChanged(plan.ledger.all)
         do throws(PulseError) {
             if unmute { try connection.setMute(false, sink: sink.name) }
             if let raiseTo { try connection.setVolume(raiseTo, channels: sink.channels, sink: sink.name) }
@@ -457,6 +460,6 @@ public final class PulseSinkOutput: PCMWritable {
                 plan.report(.restored(sink: fix.sink, message: "sink '\(fix.sink)' could not be put back as it was (\(error)); it stays as the alarm left it"))
             }
         }
-        plan.report(.ledgerChanged(plan.ledger.all))
+        plan.ledgerChanged(plan.ledger.all)
     }
 }

@@ -68,9 +68,9 @@ enum SinkDoctor {
     /// mute or volume, and notes which monitors carried it.
     private static func listenFor(route: AlarmRoute, on sinks: inout [DoctorSink]) {
         let heard = HeardLevels()
-        let plan = SinkPlan(route: route, floorPercent: nil) { report in
+        let plan = SinkPlan(route: route, floorPercent: nil, report: { report in
             if case .heard(let sink, let level, _) = report { heard.note(sink, level) }
-        }
+        })
         do throws(ALSAError) {
             let output = try PulseSinkOutput(plan: plan, configuration: PCMConfiguration(sampleRate: 48_000, channels: 2))
             defer { output.close() }

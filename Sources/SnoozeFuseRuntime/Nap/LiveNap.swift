@@ -172,10 +172,10 @@ public final class LiveNap: Sendable {
         // fixed (the person's own kept, and put back by whoever holds the alarm last), proof from
         // their monitors.
         let ledger = SinkFixLedger(sinkFixes)
-        let (sinkReports, sinkFeed) = AsyncStream.makeStream(of: SinkReport.self, bufferingPolicy: .unbounded)
+        let (sinkReports, sinkFeed) = AsyncStream.makeStream(of: SinkPlanNews.self, bufferingPolicy: .unbounded)
         let plan = SinkPlan(route: configuration.route,
                             floorPercent: configuration.fixesVolume ? configuration.systemVolume ?? SinkLevelFix.defaultFloorPercent : nil,
-                            ledger: ledger) { sinkFeed.yield($0) }
+                            ledger: ledger, ledgerChanged: { sinkFeed.yield(.ledger($0)) }) { sinkFeed.yield(.report($0)) }
         let alarm = AudioAlarmOutput(device: configuration.device, settings: settings, fallback: bell, loop: loop, server: plan)
         // The mixer's notes are warnings: an event, and a line even with --quiet. On the sound
         // server's output the sinks' floor does this instead.
@@ -187,11 +187,13 @@ public final class LiveNap: Sendable {
         }
         let keeperSlot = KeeperSlot()
         let sinkNotes = Task(executorPreference: loop) {
-            for await report in sinkReports {
-                switch report {
-                case .ledgerChanged(let fixes):
-                    keeperSlot.keeper?.saveSinkFixes(fixes)
+            // One stream for both, so the live state and the events keep the order they happened in.
+            for await news in sinkReports {
+                guard case .report(let report) = news else {
+                    if case .ledger(let fixes) = news { keeperSlot.keeper?.saveSinkFixes(fixes) }
                     continue
+                }
+                switch report {
                 case .escalated(.fallback, _):
                     await alarm.soundFallbackBeside(true)
                 case .recovered:
@@ -417,4 +419,10 @@ private final class KeeperSlot: Sendable {
         get { slot.withLock { $0 } }
         set { slot.withLock { $0 = newValue } }
     }
+}
+
+/// What the sound server's output tells a nap: an event, or what to put back (for the live state).
+private enum SinkPlanNews: Sendable {
+    case report(SinkReport)
+    case ledger([SinkLevelFix])
 }

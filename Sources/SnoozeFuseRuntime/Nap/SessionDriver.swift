@@ -208,7 +208,6 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
         case .recovered: return line("recovered", nil, "a sink's monitor carries the alarm again: the fallback stops")
         case .sinkLost(let sink, let message): return line("lost", sink, message)
         case .unverified(let message): return line("unverified", nil, message)
-        case .ledgerChanged: return line("ledger", nil, "")
         case .heard(let sink, let level, let after):
             let decibels = level > 0 ? (20 * log10(level) * 10).rounded() / 10 : -120
             var heard = record(.heard, at: instant, origin: origin,
