@@ -19,7 +19,7 @@ public enum UnixSocket {
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        guard bound == 0, chmod(path, 0o600) == 0, Glibc.listen(fd, 8) == 0 else {
+        guard bound == 0, chmod(path, 0o600) == 0, Glibc.listen(fd, 64) == 0 else {
             let code = errno
             close(fd)
             throw UnixSocketError(path: path, operation: "bind", code: code)
@@ -40,20 +40,51 @@ public enum UnixSocket {
         }
     }
 
-    /// Connects to the socket at `path`; reads and writes on it give up after `limit`.
+    /// The next connection waiting on `listener` (made non-blocking with ``setNonBlocking(_:)``),
+    /// non-blocking itself and close-on-exec; nil when none waits now or the listener failed.
+    public static func acceptWaiting(_ listener: Int32) -> Int32? {
+        while true {
+            let fd = Glibc.accept(listener, nil, nil)
+            if fd >= 0 {
+                _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+                setNonBlocking(fd)
+                return fd
+            }
+            if errno == EINTR || errno == ECONNABORTED { continue }
+            return nil
+        }
+    }
+
+    /// Makes reads, writes and accepts on `fd` return at once instead of waiting (or wait again).
+    public static func setNonBlocking(_ fd: Int32, _ nonBlocking: Bool = true) {
+        let flags = fcntl(fd, F_GETFL)
+        guard flags >= 0 else { return }
+        _ = fcntl(fd, F_SETFL, nonBlocking ? flags | O_NONBLOCK : flags & ~O_NONBLOCK)
+    }
+
+    /// Connects to the socket at `path`; reads and writes on it give up after `limit`, and so does
+    /// the connect itself while the listener's backlog is full.
     public static func connect(to path: String, limit: Duration) throws(UnixSocketError) -> Int32 {
         guard path.utf8.count <= longestPath else { throw UnixSocketError(path: path, operation: "connect", code: ENAMETOOLONG) }
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw UnixSocketError(path: path, operation: "socket", code: errno) }
         var address = Self.address(path)
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard connected == 0 else {
+        let deadline = BootInstant.now.advanced(by: limit)
+        while true {
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+            if connected == 0 { break }
             let code = errno
+            // A full backlog: the listener is busy; try again until the limit.
+            if code == EINTR || (code == EAGAIN && BootInstant.now < deadline) {
+                if code == EAGAIN { usleep(10_000) }
+                continue
+            }
             close(fd)
-            throw UnixSocketError(path: path, operation: "connect", code: code)
+            throw UnixSocketError(path: path, operation: "connect", code: code == EAGAIN ? ETIMEDOUT : code)
         }
+        setNonBlocking(fd, false)
         setTimeLimit(fd, limit)
         return fd
     }

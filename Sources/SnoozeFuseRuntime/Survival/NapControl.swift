@@ -64,9 +64,11 @@ public struct ControlReply: Codable, Sendable, Hashable {
 }
 
 /// Serves a running nap to the other terminals of its user, on a Unix socket in the runtime folder
-/// (folder 0700, socket 0600). A connection from another uid is refused (`SO_PEERCRED`), and each
-/// request has two seconds to arrive, so no client can hold the nap up. Connections are taken on a
-/// thread of their own; the request is answered on the nap's event loop.
+/// (folder 0700, socket 0600). A connection from another uid is refused (`SO_PEERCRED`). No client
+/// can hold the nap or another client up: every connection is read at once, side by side
+/// (``ControlIntake``), and one that has not sent its request line within a second is dropped, as
+/// is the oldest waiting one when 32 wait. Connections are served on a thread of their own; the
+/// request is answered on the nap's event loop.
 final class ControlServer: Sendable {
     let path: String
     private let listener: Int32
@@ -81,26 +83,75 @@ final class ControlServer: Sendable {
         } catch {
             throw NapSetupError(.badConfiguration, ["cannot serve other terminals at \(path): \(error)"])
         }
+        UnixSocket.setNonBlocking(listener)
         let listener = listener, owner = getuid()
         SystemThread.start(named: "snoozefuse-ctl") { [self] in
-            while let connection = UnixSocket.accept(listener) {
-                defer { Glibc.close(connection) }
-                guard running.withLock({ $0 }) else { return }
-                UnixSocket.setTimeLimit(connection, .seconds(2))
-                let line = UnixSocket.readLine(connection)
-                guard UnixSocket.peerUID(connection) == owner else {
-                    Self.reply(connection, ControlReply(ok: false, message: "refused: this nap belongs to another user", state: nil))
-                    continue
-                }
-                guard let line,
-                      let request = try? JSONDecoder().decode(ControlRequest.self, from: Data(line.utf8)) else {
-                    Self.reply(connection, ControlReply(ok: false, message: "not a request: expected one JSON object such as {\"command\":\"stop\"}", state: nil))
-                    continue
-                }
-                let reply = (try? loop.runBlocking { await answer(request) })
-                    ?? ControlReply(ok: false, message: "the nap did not answer", state: nil)
-                Self.reply(connection, reply)
+            var intake = ControlIntake<BootInstant>()
+            var buffer = [UInt8](repeating: 0, count: 4_096)
+            func finish(_ connection: Int32, with reply: ControlReply?) {
+                if let reply { Self.reply(connection, reply) }
+                Glibc.close(connection)
             }
+            while running.withLock({ $0 }) {
+                let open = intake.open
+                var watched = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0)]
+                    + open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+                let wait = intake.nextDeadline.map { deadline -> Int32 in
+                    let left = BootInstant.now.duration(to: deadline)
+                    return left <= .zero ? 0 : Int32(min(left.components.seconds * 1_000 + left.components.attoseconds / 1_000_000_000_000_000 + 1, 60_000))
+                } ?? -1
+                if poll(&watched, nfds_t(watched.count), wait) < 0, errno != EINTR { break }
+                guard running.withLock({ $0 }) else { break }
+                // What arrived on each connection, before anyone's time is counted out.
+                for entry in watched.dropFirst() where entry.revents != 0 {
+                    let count = read(entry.fd, &buffer, buffer.count)
+                    let outcome: ControlIntake<BootInstant>.Outcome
+                    if count > 0 {
+                        outcome = intake.received(buffer[0 ..< count], on: entry.fd)
+                    } else if count == 0 {
+                        outcome = intake.ended(entry.fd)
+                    } else if errno == EINTR || errno == EAGAIN {
+                        continue
+                    } else {
+                        intake.forget(entry.fd)
+                        finish(entry.fd, with: nil)
+                        continue
+                    }
+                    switch outcome {
+                    case .waiting:
+                        continue
+                    case .empty:
+                        finish(entry.fd, with: nil)
+                    case .tooLong:
+                        finish(entry.fd, with: ControlReply(ok: false, message: "not a request: its line is longer than \(intake.lineLimit) bytes", state: nil))
+                    case .request(let line):
+                        guard let request = try? JSONDecoder().decode(ControlRequest.self, from: Data(line.utf8)) else {
+                            finish(entry.fd, with: ControlReply(ok: false, message: "not a request: expected one JSON object such as {\"command\":\"stop\"}", state: nil))
+                            continue
+                        }
+                        let reply = (try? loop.runBlocking { await answer(request) })
+                            ?? ControlReply(ok: false, message: "the nap did not answer", state: nil)
+                        finish(entry.fd, with: reply)
+                    }
+                }
+                for late in intake.expire(at: .now) {
+                    finish(late, with: ControlReply(ok: false, message: "no request within \(intake.timeLimit.compactDescription): the connection is closed", state: nil))
+                }
+                guard watched[0].revents & Int16(POLLIN) != 0 else {
+                    if watched[0].revents != 0 { break }   // the listener was closed
+                    continue
+                }
+                while let connection = UnixSocket.acceptWaiting(listener) {
+                    guard UnixSocket.peerUID(connection) == owner else {
+                        finish(connection, with: ControlReply(ok: false, message: "refused: this nap belongs to another user", state: nil))
+                        continue
+                    }
+                    for dropped in intake.accepted(connection, at: .now) {
+                        finish(dropped, with: ControlReply(ok: false, message: "dropped: \(intake.capacity) other connections wait for their request", state: nil))
+                    }
+                }
+            }
+            for connection in intake.open { Glibc.close(connection) }
         }
     }
 
@@ -112,10 +163,13 @@ final class ControlServer: Sendable {
         Glibc.close(listener)
     }
 
+    /// Writes `reply` (waiting at most a second for a client that does not read).
     private static func reply(_ connection: Int32, _ reply: ControlReply) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         guard let data = try? encoder.encode(reply) else { return }
+        UnixSocket.setNonBlocking(connection, false)
+        UnixSocket.setTimeLimit(connection, .seconds(1))
         UnixSocket.writeLine(connection, String(decoding: data, as: UTF8.self))
     }
 }

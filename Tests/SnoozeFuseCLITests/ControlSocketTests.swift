@@ -1,0 +1,98 @@
+import Foundation
+import Synchronization
+import SnoozeFuseTestSupport
+import Testing
+
+/// A connection to a control socket that the test holds open (non-blocking: a full backlog must
+/// not hold the test up), and what it can see of the other end.
+private struct HeldConnection {
+    let fd: Int32
+
+    /// Connects to `path`; nil when the listener's backlog is full (EAGAIN) or nobody listens.
+    init?(to path: String) {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in path.utf8.prefix(107).enumerated() { raw[index] = byte }
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard connected == 0 else {
+            Glibc.close(fd)
+            return nil
+        }
+        self.fd = fd
+    }
+
+    /// Sends `bytes` (false once the other end has closed).
+    func send(_ bytes: String) -> Bool {
+        var text = bytes
+        return text.withUTF8 { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.utf8.count
+    }
+
+    /// Whether the other end has closed it (what it wrote before, if anything, is read and dropped).
+    var closedByPeer: Bool {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            if count == 0 { return true }
+            if count < 0 { return errno != EAGAIN && errno != EWOULDBLOCK }
+        }
+    }
+
+    func close() { Glibc.close(fd) }
+}
+
+/// The control socket serves every terminal of its user, and none of them can hold it up (issue
+/// 21, item 8): an idle connection, many of them, or one that trickles its request byte by byte.
+@Suite("The control socket: no connection holds up another terminal", .serialized)
+struct ControlSocketTests {
+    @Test func idleAndTricklingConnectionsAreDroppedAndAddStillAnswers() async throws {
+        let seen = try await script { home, seen in
+            let nap = try home.launch(["nap", "--no-hold", "--release", "0", "--nap", "60", "--max", "120", "--device", "null",
+                                       "--events", "jsonl", "--quiet", "--dismiss", "key"])
+            defer {
+                nap.signal(SIGKILL)
+                nap.wait()
+            }
+            seen.steps["napping"] = waitFor {
+                home.state()?["phase"] as? String == "napping" && FileManager.default.fileExists(atPath: home.socket)
+            }
+            // Twenty connections that never send a request, and one that sends a byte every 200 ms
+            // and never ends its line.
+            let trickle = try #require(HeldConnection(to: home.socket))
+            defer { trickle.close() }
+            let idle = (0 ..< 20).compactMap { _ in HeldConnection(to: home.socket) }
+            defer { idle.forEach { $0.close() } }
+            seen.numbers["idle connected"] = Double(idle.count)
+            let trickling = Mutex(true)
+            let trickler = Thread {
+                while trickling.withLock({ $0 }), trickle.send("{") { usleep(200_000) }
+            }
+            trickler.start()
+            defer { trickling.withLock { $0 = false } }
+            // Another terminal moves the alarm meanwhile (stopped after 20 s, so a hang fails here).
+            let add = try home.launch(["add", "1m"], events: "add.out")
+            seen.steps["add ended"] = waitFor(.seconds(20)) { !add.isRunning }
+            if add.isRunning { add.signal(SIGKILL) }
+            seen.numbers["add status"] = Double(add.wait())
+            seen.texts["add said"] = (try? String(contentsOfFile: home.folder.path("add.out.err"), encoding: .utf8)) ?? ""
+            // The nap drops what sent no request in time, the trickler too, and keeps listening.
+            seen.steps["idle dropped"] = waitFor(.seconds(10)) { idle.allSatisfy(\.closedByPeer) }
+            seen.steps["trickler dropped"] = waitFor(.seconds(10)) { trickle.closedByPeer }
+            seen.numbers["status after"] = Double(try home.run(["status"]).status)
+            seen.steps["still napping"] = nap.isRunning
+        }
+        #expect(seen["napping"], "\(seen.texts)")
+        #expect((seen.numbers["idle connected"] ?? 0) >= 8, "\(seen.numbers)")
+        #expect(seen["add ended"], "add did not answer while idle connections were held: \(seen.texts)")
+        #expect(seen.numbers["add status"] == 0, "\(seen.texts)")
+        #expect(seen["idle dropped"], "connections that sent nothing are dropped")
+        #expect(seen["trickler dropped"], "a request that never ends its line is dropped")
+        #expect(seen.numbers["status after"] == 0, "\(seen.texts)")
+        #expect(seen["still napping"], "\(seen.texts)")
+    }
+}
