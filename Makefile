@@ -65,6 +65,7 @@ test: check-warnings check-imports
 
 fuzz: fuzz-durations
 	./Fuzz/fuzz.sh caf 1000000
+	./Fuzz/fuzz.sh control 300000
 
 fuzz-durations: deps
 	./Fuzz/fuzz.sh durations 1000000

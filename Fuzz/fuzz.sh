@@ -5,6 +5,7 @@
 # Usage: Fuzz/fuzz.sh TARGET [RUNS] [extra libFuzzer flags...]
 #   TARGET  durations  (SnoozeFuseCore: the duration parser)
 #           caf        (SnoozeFuseCAF: the CAF chunk inspector)
+#           control    (SnoozeFuseCore: the control socket's request intake)
 #   RUNS    executions (default 1000000)
 # Generated files (binary, grown corpus, crash artifacts) go to Fuzz/out/TARGET/, which git ignores.
 set -euo pipefail
@@ -16,7 +17,8 @@ shift $(( $# < 2 ? $# : 2 ))
 case "$target" in
     durations) module=SnoozeFuseCore entry=Fuzz/Durations/FuzzDurations.swift seeds=Fuzz/Durations/seeds max_len=64 ;;
     caf) module=SnoozeFuseCAF entry=Fuzz/CAF/FuzzCAF.swift seeds=Fuzz/CAF/seeds max_len=4096 ;;
-    *) echo "fuzz.sh: unknown target '$target' (known: durations, caf)" >&2; exit 64 ;;
+    control) module=SnoozeFuseCore entry=Fuzz/Control/FuzzControlIntake.swift seeds=Fuzz/Control/seeds max_len=1024 ;;
+    *) echo "fuzz.sh: unknown target '$target' (known: durations, caf, control)" >&2; exit 64 ;;
 esac
 
 out="Fuzz/out/$target"
@@ -25,7 +27,7 @@ swiftc -sanitize=fuzzer,address -parse-as-library -O -g \
     -module-name "$module" \
     -enable-upcoming-feature ExistentialAny -enable-upcoming-feature InternalImportsByDefault \
     -require-explicit-sendable \
-    "Sources/$module"/*.swift "$entry" \
+    $(find "Sources/$module" -name '*.swift' | sort) "$entry" \
     -use-ld=lld -o "$out/fuzz-$target"
 
 # Let libFuzzer and AddressSanitizer report crashes; the Swift runtime's backtracer would wait.
