@@ -95,4 +95,39 @@ struct ControlSocketTests {
         #expect(seen.numbers["status after"] == 0, "\(seen.texts)")
         #expect(seen["still napping"], "\(seen.texts)")
     }
+
+    /// The reproduction of issue 21, item 4: a guardian holding a nap before its alarm moved it
+    /// ("no alarm time to move while ready", exit 64) and snoozed nothing; it answers as the nap.
+    @Test func aGuardianHoldingTheNapBeforeItsAlarmMovesItThenSnoozesAndStopsIt() async throws {
+        let seen = try await script { home, seen in
+            let nap = try home.launch(["nap", "--no-hold", "--release", "0", "--nap", "60", "--max", "120", "--device", "null",
+                                       "--events", "jsonl", "--quiet", "--dismiss", "key"])
+            seen.steps["napping"] = waitFor { home.state()?["phase"] as? String == "napping" && home.state()?["guardianPid"] != nil }
+            let dueBefore = alarmDue(home.state()) ?? 0
+            nap.signal(SIGKILL)
+            nap.wait()
+            seen.steps["guarded"] = waitFor { home.status() == "guarded" }
+            let add = try home.run(["add", "--", "-45s"])
+            seen.numbers["add status"] = Double(add.status)
+            seen.texts["add"] = add.standardError
+            _ = waitFor(.seconds(5)) { (alarmDue(home.state()) ?? dueBefore) != dueBefore }
+            seen.numbers["moved by"] = (alarmDue(home.state()) ?? 0) - dueBefore
+            // Ringing by the guardian within a few seconds: snoozed from here, then stopped.
+            seen.steps["ringing"] = waitFor { home.state()?["phase"] as? String == "ringing" }
+            let snooze = try home.run(["snooze", "1m"])
+            seen.numbers["snooze status"] = Double(snooze.status)
+            seen.texts["snooze"] = snooze.standardError
+            seen.steps["snoozed"] = waitFor { home.state()?["phase"] as? String == "snoozed" }
+            seen.numbers["stop status"] = Double(try home.run(["stop"]).status)
+            seen.steps["gone"] = waitFor { home.status() == "none" }
+        }
+        #expect(seen["napping"] && seen["guarded"], "\(seen.texts)")
+        #expect(seen.numbers["add status"] == 0, "\(seen.texts)")
+        #expect(abs((seen.numbers["moved by"] ?? 0) + 45) < 1, "\(seen.numbers)")
+        #expect(seen["ringing"], "\(seen.texts)")
+        #expect(seen.numbers["snooze status"] == 0, "\(seen.texts)")
+        #expect(seen["snoozed"], "\(seen.texts)")
+        #expect(seen.numbers["stop status"] == 0, "\(seen.texts)")
+        #expect(seen["gone"], "\(seen.texts)")
+    }
 }

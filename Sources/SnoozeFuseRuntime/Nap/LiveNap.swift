@@ -267,7 +267,7 @@ public final class LiveNap: Sendable {
         do {
             control = try ControlServer(socket: paths.controlSocket(), loop: loop) { [weak session] request in
                 guard let session else { return ControlReply(ok: false, message: "the nap has ended", state: nil) }
-                return Self.answer(request, session: session, keeper: keeper)
+                return ControlAnswer.reply(to: request, session: session, state: keeper.current)
             }
         } catch {
             noteFeed.yield(.warning("\(error.lines.joined(separator: " ")); `snoozefuse stop` and the like cannot reach this nap"))
@@ -325,56 +325,6 @@ public final class LiveNap: Sendable {
             throw NapSetupError(.alreadyRunning, ["another nap is running (\(who)): `snoozefuse status` shows it, `snoozefuse stop` ends it"])
         }
         return lock
-    }
-
-    private static func answer(_ request: ControlRequest, session: NapSession<BootClock>,
-                               keeper: LiveSessionKeeper) -> ControlReply {
-        let phase = session.phase
-        let message: String
-        switch request.command {
-        case .status:
-            return ControlReply(ok: true, message: phase.rawValue, state: keeper.current)
-        case .stop:
-            if phase == .ringing || phase == .snoozed {
-                // The same challenge as on the nap's terminal (--dismiss).
-                guard session.dismiss(answer: request.answer) else {
-                    let prompt = session.keyPrompt
-                    let wrong = request.answer == nil ? "" : "wrong answer: "
-                    switch prompt.dismissal {
-                    case .word:
-                        return ControlReply(ok: false, message: "\(wrong)the alarm stops when its word is typed", state: keeper.current,
-                                            needs: .word, word: prompt.word)
-                    case .hold, .key:
-                        return ControlReply(ok: false, message: "\(wrong)the alarm stops when a key is held for 3 s", state: keeper.current,
-                                            needs: .hold)
-                    }
-                }
-                message = "alarm stopped"
-            } else {
-                guard request.confirmed == true else {
-                    return ControlReply(ok: false, message: "cancelling the nap needs a confirmation: its alarm will not ring",
-                                        state: keeper.current, needs: .confirmation)
-                }
-                session.send(.cancel(interrupted: false))
-                message = "nap cancelled"
-            }
-        case .snooze:
-            guard phase == .ringing else {
-                return ControlReply(ok: false, message: "nothing to snooze: the nap is \(phase.rawValue)", state: keeper.current)
-            }
-            session.send(.snooze(request.seconds.map { .milliseconds(Int64($0 * 1000)) }))
-            message = "snoozed"
-        case .add:
-            guard let seconds = request.seconds else {
-                return ControlReply(ok: false, message: "add needs a duration", state: keeper.current)
-            }
-            guard phase == .napping || phase == .snoozed else {
-                return ControlReply(ok: false, message: "no alarm time to move while \(phase.rawValue)", state: keeper.current)
-            }
-            session.send(.adjust(.milliseconds(Int64(seconds * 1000))))
-            message = "alarm moved"
-        }
-        return ControlReply(ok: true, message: message, state: keeper.current)
     }
 
     /// What the bell's line says about keys.

@@ -180,7 +180,10 @@ public final class NapSession<C: Clock>: Sendable where C.Duration == Duration {
         self.ports = ports
         (records, recordFeed) = AsyncStream.makeStream(of: SessionRecord.self, bufferingPolicy: .unbounded)
         (events, eventFeed) = AsyncStream.makeStream(of: SessionEvent.self, bufferingPolicy: .unbounded)
-        state = Mutex(State(keys: NapKeys(holdMode: configuration.holdMode, dismissal: configuration.dismissal), history: history))
+        // A session taken up again (a guardian, `resume`) stands in its phase from the start: it
+        // makes no phase record to get there, and other terminals are answered from this phase.
+        state = Mutex(State(phase: ports.initialSession?.phase ?? .ready,
+                            keys: NapKeys(holdMode: configuration.holdMode, dismissal: configuration.dismissal), history: history))
     }
 
     /// The phase of the nap now.

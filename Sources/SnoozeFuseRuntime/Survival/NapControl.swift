@@ -174,6 +174,63 @@ final class ControlServer: Sendable {
     }
 }
 
+/// How a nap, or the guardian holding it, answers another terminal: the same answer for the same
+/// phase, whoever holds the nap.
+public enum ControlAnswer {
+    /// Answers `request` from `session` (its phase and key prompt); `state` is the live state to
+    /// send along.
+    public static func reply<C: Clock>(to request: ControlRequest, session: NapSession<C>, state: LiveSessionState?) -> ControlReply
+        where C.Duration == Duration {
+        let phase = session.phase
+        let message: String
+        switch request.command {
+        case .status:
+            return ControlReply(ok: true, message: phase.rawValue, state: state)
+        case .stop:
+            if phase == .ringing || phase == .snoozed {
+                // The same challenge as on the nap's terminal (--dismiss).
+                guard session.dismiss(answer: request.answer) else {
+                    let prompt = session.keyPrompt
+                    let wrong = request.answer == nil ? "" : "wrong answer: "
+                    switch prompt.dismissal {
+                    case .word:
+                        return ControlReply(ok: false, message: "\(wrong)the alarm stops when its word is typed", state: state,
+                                            needs: .word, word: prompt.word)
+                    case .hold, .key:
+                        return ControlReply(ok: false, message: "\(wrong)the alarm stops when a key is held for 3 s", state: state,
+                                            needs: .hold)
+                    }
+                }
+                message = "alarm stopped"
+            } else {
+                guard request.confirmed == true else {
+                    return ControlReply(ok: false, message: "cancelling the nap needs a confirmation: its alarm will not ring",
+                                        state: state, needs: .confirmation)
+                }
+                session.send(.cancel(interrupted: false))
+                message = "nap cancelled"
+            }
+        case .snooze:
+            guard phase == .ringing else {
+                return ControlReply(ok: false, message: "nothing to snooze: the nap is \(phase.rawValue)", state: state)
+            }
+            session.send(.snooze(request.seconds.map { .milliseconds(Int64($0 * 1000)) }))
+            message = "snoozed"
+        case .add:
+            guard let seconds = request.seconds else {
+                return ControlReply(ok: false, message: "add needs a duration", state: state)
+            }
+            guard phase == .napping || phase == .snoozed else {
+                return ControlReply(ok: false, message: "no alarm time to move while \(phase.rawValue)", state: state)
+            }
+            session.send(.adjust(.milliseconds(Int64(seconds * 1000))))
+            message = "alarm moved"
+        }
+        return ControlReply(ok: true, message: message, state: state)
+    }
+
+}
+
 /// Talks to the running nap (or its guardian) from another terminal.
 public enum NapControl {
     /// Sends `request` and returns the reply. Throws when no nap listens or it does not answer
