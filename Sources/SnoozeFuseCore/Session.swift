@@ -74,6 +74,11 @@ public struct Session<Instant: InstantProtocol>: Sendable, Hashable where Instan
     public private(set) var alarmDue: Instant?
     /// How many times the alarm has started ringing (1 + the number of snoozes that ran out).
     public private(set) var ringCount = 0
+    /// When the current ring period began (set while `ringing`): the ring limit counts from here.
+    public private(set) var ringStartedAt: Instant?
+    /// For a session taken up while its alarm rang: when that ring began, for the ring it
+    /// continues (used once).
+    private var continuedRingStart: Instant?
     /// How the session ended, once it has.
     public private(set) var outcome: SessionOutcome?
     /// The terminal went away (see ``SessionEvent/detach``).
@@ -92,13 +97,19 @@ public struct Session<Instant: InstantProtocol>: Sendable, Hashable where Instan
     /// A session taken up again where it stands (by the guardian of a nap that died, or `resume`
     /// after a reboot): napping since `now`, its alarm due at `alarm` for `reason` (at once when
     /// that has passed). With nobody at a terminal, it counts as detached.
-    public init(timers: SessionTimers, resumingAlarmAt alarm: Instant, reason: AlarmReason, at now: Instant) {
+    ///
+    /// With `ringingSince`, its alarm was ringing when it was taken up: the ring it starts at once
+    /// continues that one, and its ring limit counts from `ringingSince` (when that has passed,
+    /// it ends at once, as the old one would have).
+    public init(timers: SessionTimers, resumingAlarmAt alarm: Instant, reason: AlarmReason, at now: Instant,
+                ringingSince: Instant? = nil) {
         self.timers = timers
         phase = .napping
         startedAt = now
         maxDeadline = alarm
         napDeadline = reason == .nap ? alarm : nil
         detached = true
+        continuedRingStart = ringingSince
     }
 
     /// How long the alarm rings before it stops by itself: the configured limit, or
@@ -178,6 +189,7 @@ public struct Session<Instant: InstantProtocol>: Sendable, Hashable where Instan
         case (.snooze(let length), .ringing):
             effects.append(.alarmSilenced)
             ringLimitDeadline = nil
+            ringStartedAt = nil
             snoozeDeadline = now.advanced(by: length ?? timers.snooze)
             move(to: .snoozed, at: now, into: &effects)
         case (.adjust(let change), .napping):
@@ -282,7 +294,10 @@ public struct Session<Instant: InstantProtocol>: Sendable, Hashable where Instan
     private mutating func startRinging(reason: AlarmReason, due: Instant, now: Instant, into effects: inout [SessionEffect<Instant>]) {
         effects.append(.alarmStarted(reason: reason, due: due))
         ringCount += 1
-        ringLimitDeadline = ringLimit.map { now.advanced(by: $0) }
+        let start = min(continuedRingStart ?? now, now)
+        continuedRingStart = nil
+        ringStartedAt = start
+        ringLimitDeadline = ringLimit.map { start.advanced(by: $0) }
         move(to: .ringing, at: now, into: &effects)
     }
 
@@ -293,6 +308,7 @@ public struct Session<Instant: InstantProtocol>: Sendable, Hashable where Instan
         maxDeadline = nil
         snoozeDeadline = nil
         ringLimitDeadline = nil
+        ringStartedAt = nil
         self.outcome = outcome
         move(to: outcome == .cancelled ? .cancelled : .finished, at: instant, into: &effects)
         effects.append(.ended(outcome, at: instant))

@@ -23,21 +23,24 @@ public struct NapHistoryEntry: Sendable, Hashable, Codable {
     public var sound: String?
     /// The output the alarm first sounded on (`ALSA default`, `terminal bell` …).
     public var output: String?
-    /// Who sounded the alarm: `nap`, `guardian` or `resume`; nil when it never rang.
+    /// Who sounded the alarm first: `nap`, `guardian` or `resume`; nil when it never rang.
     public var rungBy: String?
+    /// Who took the nap over when its process died or after a reboot (`guardian`, `resume`, or
+    /// both as `guardian, resume`); nil when the nap held it to its end.
+    public var takenOverBy: String?
     /// Which command wrote this row (`nap`, `guardian`, `resume`, `stop`).
     public var recordedBy: String
     public var preset: String?
 
     enum CodingKeys: String, CodingKey {
         case napID = "id", startedAt = "started", endedAt = "ended"
-        case fallAsleepSeconds, napSeconds, latenessMs, outcome, alarmReason, snoozes, sound, output, rungBy, recordedBy, preset
+        case fallAsleepSeconds, napSeconds, latenessMs, outcome, alarmReason, snoozes, sound, output, rungBy, takenOverBy, recordedBy, preset
     }
 
     public init(napID: String, startedAt: String, endedAt: String, fallAsleepSeconds: Double? = nil,
                 napSeconds: Double? = nil, latenessMs: Double? = nil, outcome: String, alarmReason: String? = nil,
                 snoozes: Int = 0, sound: String? = nil, output: String? = nil, rungBy: String? = nil,
-                recordedBy: String, preset: String? = nil) {
+                takenOverBy: String? = nil, recordedBy: String, preset: String? = nil) {
         self.napID = napID
         self.startedAt = startedAt
         self.endedAt = endedAt
@@ -50,6 +53,7 @@ public struct NapHistoryEntry: Sendable, Hashable, Codable {
         self.sound = sound
         self.output = output
         self.rungBy = rungBy
+        self.takenOverBy = takenOverBy
         self.recordedBy = recordedBy
         self.preset = preset
     }
@@ -61,7 +65,7 @@ extension StoreDatabase {
     /// The columns of `naps` in the order ``naps(since:)`` reads them (also the CSV's columns).
     public static let napColumns = [
         "napId", "startedAt", "endedAt", "fallAsleepSeconds", "napSeconds", "latenessMs", "outcome",
-        "alarmReason", "snoozes", "sound", "output", "rungBy", "recordedBy", "preset",
+        "alarmReason", "snoozes", "sound", "output", "rungBy", "recordedBy", "preset", "takenOverBy",
     ]
 
     /// The query ``naps(since:)`` runs, for comparing with `sqlite3` (the benchmark).
@@ -73,11 +77,11 @@ extension StoreDatabase {
         try write("cannot record the nap in the history") { db in
             try db.execute(sql: """
                 INSERT OR IGNORE INTO naps (\(Self.napColumns.joined(separator: ", ")))
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, arguments: [
                     entry.napID, entry.startedAt, entry.endedAt, entry.fallAsleepSeconds, entry.napSeconds,
                     entry.latenessMs, entry.outcome, entry.alarmReason, entry.snoozes, entry.sound, entry.output,
-                    entry.rungBy, entry.recordedBy, entry.preset,
+                    entry.rungBy, entry.recordedBy, entry.preset, entry.takenOverBy,
                 ])
             return db.changesCount > 0
         }
@@ -101,7 +105,7 @@ extension StoreDatabase {
                 body(NapHistoryEntry(
                     napID: row[0], startedAt: row[1], endedAt: row[2], fallAsleepSeconds: row[3], napSeconds: row[4],
                     latenessMs: row[5], outcome: row[6], alarmReason: row[7], snoozes: row[8], sound: row[9],
-                    output: row[10], rungBy: row[11], recordedBy: row[12], preset: row[13]))
+                    output: row[10], rungBy: row[11], takenOverBy: row[14], recordedBy: row[12], preset: row[13]))
             }
         }
     }

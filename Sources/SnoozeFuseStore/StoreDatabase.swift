@@ -225,6 +225,9 @@ public final class StoreDatabase: Sendable {
             );
             CREATE INDEX napsByStart ON naps (startedAt, id)
             """),
+        Migration(identifier: "v5: naps taken over", sql: """
+            ALTER TABLE naps ADD COLUMN takenOverBy TEXT
+            """),
     ]
 
     /// The identifiers of this release's migrations.

@@ -141,7 +141,8 @@ enum HistoryText {
         pad(nap.alarmReason ?? "-", 5, &text)
         pad(nap.latenessMs.map(milliseconds) ?? "-", 9, &text)
         pad(String(nap.snoozes), 7, &text)
-        pad(nap.rungBy ?? "-", 8, &text)
+        // Who rang it, and who took it over (`nap>guardian`).
+        pad((nap.rungBy ?? "-") + (nap.takenOverBy.map { ">" + $0.replacingOccurrences(of: ", ", with: ">") } ?? ""), 8, &text)
         append(nap.sound ?? "-", &text)
         if let output = nap.output {
             append(" → ", &text)

@@ -119,9 +119,12 @@ public final class LiveNap: Sendable {
             return .missed(due: due, late: late)
         case .ring(let at, let reason, _):
             let setup = live.setup
+            // An alarm that was ringing goes on: same ring limit (from its first ring), no second fade-in.
+            let ringingSince = live.phase == .ringing ? live.ringingSince?.instant(sameBoot: sameBoot, now: now, wallNow: wallNow) : nil
+            let fadeIn: Duration = live.phase == .ringing ? .zero : .milliseconds(Int64(setup.fadeInSeconds * 1000))
             let configuration = NapConfiguration(
                 timers: setup.timers, presetName: setup.presetName, holdMode: false, sound: setup.soundPath,
-                volume: setup.volume, fadeIn: .milliseconds(Int64(setup.fadeInSeconds * 1000)), device: setup.device,
+                volume: setup.volume, fadeIn: fadeIn, device: setup.device,
                 systemVolume: setup.systemVolume, route: setup.route.flatMap(AlarmRoute.init(parsing:)) ?? .wake,
                 fixesVolume: setup.fixesVolume ?? true, dismissal: setup.dismissal ?? .word)
             // A plugin's sound or a file that is gone: the built-in sound (the nap is what matters).
@@ -131,7 +134,7 @@ public final class LiveNap: Sendable {
             } else if let builtIn = BuiltInSounds.locate()?.path(named: BuiltInSounds.defaultName) {
                 sound = .file(path: builtIn)
             }
-            let initial = Session<BootInstant>(timers: setup.timers, resumingAlarmAt: at, reason: reason, at: now)
+            let initial = Session<BootInstant>(timers: setup.timers, resumingAlarmAt: at, reason: reason, at: now, ringingSince: ringingSince)
             var facts = live.historyFacts
             facts.takeOver(by: holder.rawValue)
             let nap = try LiveNap(configuration: configuration, sound: sound, plugins: false, initialSession: initial,

@@ -95,6 +95,9 @@ public struct LiveSessionState: Codable, Sendable, Hashable {
     public var phaseSeconds: Double?
     /// The failsafe, while it still applies.
     public var maxDeadline: SavedInstant?
+    /// While ringing: when this ring began (whoever takes the alarm over continues it, its ring
+    /// limit counted from here and its fade-in not played again).
+    public var ringingSince: SavedInstant?
     public var snoozes: Int
     /// The terminal went away; the nap goes on without it.
     public var detached: Bool
@@ -142,6 +145,7 @@ public struct LiveSessionState: Codable, Sendable, Hashable {
         phaseEnds = saved(ends)
         phaseSeconds = session.currentTimerLength?.secondsValue
         maxDeadline = saved(session.maxDeadline)
+        ringingSince = session.phase == .ringing ? saved(session.ringStartedAt) : nil
         snoozes = max(session.ringCount - 1, 0)
         detached = session.detached
         self.terminal = terminal

@@ -32,6 +32,8 @@ public struct NapHistoryFacts: Codable, Sendable, Hashable {
     public var latenessMs: Double?
     public var output: String?
     public var rungBy: String?
+    /// Who took the nap over, in order (`guardian`, `resume`).
+    public var takenOverBy: String?
     public var snoozes = 0
     /// How it ended (`dismissed`, `ring_limit`, `cancelled`) and when.
     public var outcome: String?
@@ -53,13 +55,14 @@ public struct NapHistoryFacts: Codable, Sendable, Hashable {
 
     enum CodingKeys: String, CodingKey {
         case napID, holder, holdMode, sound, preset, created, started, fellAsleep, napping, firstRing, reason
-        case latenessMs, output, rungBy, snoozes, outcome, ended, lastRelease
+        case latenessMs, output, rungBy, takenOverBy, snoozes, outcome, ended, lastRelease
     }
 
     /// The nap is taken over by `holder` (a guardian, `resume`): a session of its own, with its own
     /// clock origin, goes on from here.
     public mutating func takeOver(by holder: String) {
         self.holder = holder
+        takenOverBy = takenOverBy.map { "\($0), \(holder)" } ?? holder
         origin = nil
     }
 
@@ -116,7 +119,8 @@ public struct NapHistoryFacts: Codable, Sendable, Hashable {
             fallAsleepSeconds: fellAsleep.map { rounded(max($0 - start, 0)) },
             napSeconds: napping.map { rounded(max((firstRing ?? end) - $0, 0)) },
             latenessMs: latenessMs, outcome: outcome ?? self.outcome ?? "cancelled", alarmReason: reason,
-            snoozes: snoozes, sound: sound, output: output, rungBy: rungBy, recordedBy: recordedBy, preset: preset)
+            snoozes: snoozes, sound: sound, output: output, rungBy: rungBy, takenOverBy: takenOverBy,
+            recordedBy: recordedBy, preset: preset)
     }
 }
 
