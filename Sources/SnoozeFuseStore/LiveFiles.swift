@@ -12,6 +12,9 @@ extension StorePaths {
     public var napLock: URL { state.appendingPathComponent("nap.lock") }
     /// One JSON event per line from guardians that took a nap over.
     public var guardianLog: URL { state.appendingPathComponent("guardian.jsonl") }
+    /// Naps ended but not yet in the history (the database was busy or failed): one JSON file
+    /// each, written before the database is tried and removed once the nap is in it.
+    public var pendingHistory: URL { state.appendingPathComponent("history-pending", isDirectory: true) }
 
     /// The folder of the control socket: `$XDG_RUNTIME_DIR/snoozefuse/`, or the state folder where
     /// there is no runtime folder (a session without a login manager).

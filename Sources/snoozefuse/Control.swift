@@ -32,6 +32,7 @@ struct Status: ParsableCommand {
 
     func run() throws {
         let format = json ? .json : format
+        writePendingHistory()
         guard follow else {
             writeLine(render(NapStatus.read(), format), to: STDOUT_FILENO)
             return
@@ -103,6 +104,12 @@ struct Status: ParsableCommand {
     }
 }
 
+/// Writes the naps that ended while the history could not be written (a busy database); says so
+/// when some still wait.
+func writePendingHistory() {
+    if let waiting = PendingHistory.flush() { writeLine("snoozefuse: warning: \(waiting)", to: STDERR_FILENO) }
+}
+
 /// One command to the running nap, or its guardian, through its control socket.
 @discardableResult
 func sendToNap(_ request: ControlRequest) throws -> ControlReply {
@@ -145,6 +152,7 @@ struct Stop: ParsableCommand {
     var yes = false
 
     func run() throws {
+        writePendingHistory()
         var reply = try sendToNap(ControlRequest(.stop, confirmed: yes ? true : nil))
         guard let needs = reply.needs else { return }
         let terminal = isatty(STDIN_FILENO) == 1 && isatty(STDERR_FILENO) == 1

@@ -73,6 +73,7 @@ struct History: ParsableCommand {
         var json = false
 
         func run() throws {
+            writePendingHistory()
             if NapStatus.read().status == .interrupted {
                 writeLine("snoozefuse: an interrupted nap is not in the history yet: `snoozefuse resume` rings it or records it as missed, `snoozefuse stop` records it as interrupted.", to: STDERR_FILENO)
             }

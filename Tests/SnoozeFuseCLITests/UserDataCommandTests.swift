@@ -238,12 +238,28 @@ struct UserDataCommandTests {
             let alarm = events.first { $0["event"] as? String == "alarm" }
             seen.numbers["alarm t - due"] = ((alarm?["t"] as? Double) ?? 99) - ((napping?["until"] as? Double) ?? 0)
             seen.texts["outcome"] = events.last?["outcome"] as? String
+            // Once the other program has let go of the database (its 8 s are up), the nap kept
+            // aside is written by the next command, once.
+            _ = holder.wait()
+            func naps() throws -> [[String: Any]] {
+                let history = try home.run(["history", "--json"])
+                seen.texts["history"] = history.standardOutput + history.standardError
+                let document = try JSONSerialization.jsonObject(with: Data(history.standardOutput.utf8)) as? [String: Any]
+                return document?["naps"] as? [[String: Any]] ?? []
+            }
+            seen.numbers["naps after"] = Double(try naps().count)
+            seen.texts["recorded outcome"] = try naps().first?["outcome"] as? String
+            _ = try home.run(["status"])
+            seen.numbers["naps later"] = Double(try naps().count)
         }
         #expect(seen.numbers["set"] == 0)
         #expect(seen.numbers["status"] == 0, "\(seen.texts)")
         #expect(seen.texts["outcome"] == "ring_limit", "\(seen.texts)")
         #expect(abs(seen.numbers["alarm t - due"] ?? 99) < 0.25, "\(seen.texts)")
         #expect(seen.texts["stderr"]?.contains("is not in the history yet: the database") == true, "\(seen.texts)")
+        #expect(seen.numbers["naps after"] == 1, "\(seen.texts)")
+        #expect(seen.texts["recorded outcome"] == "ring_limit", "\(seen.texts)")
+        #expect(seen.numbers["naps later"] == 1, "\(seen.texts)")
     }
 
     @Test func everyEndingIsRecordedOnce() async throws {

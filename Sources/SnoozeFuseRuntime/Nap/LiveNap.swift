@@ -46,6 +46,7 @@ public final class LiveNap: Sendable {
                             message: @escaping @Sendable (String) -> Void) throws(NapSetupError) {
         let paths = try Self.storePaths()
         let lock = try Self.takeLock(paths)
+        if let waiting = NapHistoryLog(paths: paths).flushPending() { message("warning: \(waiting)") }
         if let interrupted = LiveSessionKeeper.read(paths) {
             message("an interrupted nap (started \(interrupted.started?.wall ?? "?"), its alarm due \(interrupted.alarm?.due.wall ?? "?")) was never rung; this nap replaces it (`snoozefuse resume` rings an interrupted nap)")
             for line in LeftoverSinkFixes.putBack(interrupted.sinkFixes ?? []) { message(line) }

@@ -124,7 +124,11 @@ public struct NapHistoryFacts: Codable, Sendable, Hashable {
     }
 }
 
-/// Writes naps into the history (the `naps` table of the database), each once.
+/// Writes naps into the history (the `naps` table of the database), each once. A nap is first
+/// kept in a file of its own (``StorePaths/pendingHistory``, written atomically), then written to
+/// the database, then its file is removed: a database that is busy or broken when the nap ends
+/// loses nothing, and the next `nap`, `history`, `status` or `stop` writes what waits
+/// (``flushPending()``), once (a nap's row is keyed by its id).
 struct NapHistoryLog: Sendable {
     let paths: StorePaths
 
@@ -133,20 +137,25 @@ struct NapHistoryLog: Sendable {
     static let writeLimit: Duration = .seconds(2)
 
     /// Records `entry` on a thread of its own, waiting for it at most ``writeLimit``; returns what
-    /// to say when it could not be recorded, or not in time (the nap is not affected; a write that
-    /// is late still completes if this process runs long enough).
+    /// to say when it could not be recorded, or not in time (the nap is not affected; it waits in
+    /// its file, and a write that is late still completes if this process runs long enough).
     func record(_ entry: NapHistoryEntry) -> String? {
         let file = paths.database
+        let pending = pendingFile(for: entry)
+        let kept = (try? AtomicFile.write(Self.encoded(entry), to: pending)) != nil
         let write = BoundedCall.start(named: "sf-history") { () -> String? in
             do throws(StoreError) {
                 try StoreDatabase.openForWriting(file: file, checkIntegrity: true).recordNap(entry)
+                try? AtomicFile.remove(pending)
                 return nil
             } catch {
                 return "this nap (\(entry.outcome)) could not be recorded in the history: \(UserData.failure(error).lines.joined(separator: " "))"
+                    + (kept ? "; it waits in \(pending.path) and the next nap, history, status or stop writes it" : "")
             }
         }
         guard let said = write.wait(atMost: Self.writeLimit) else {
             return "this nap (\(entry.outcome)) is not in the history yet: the database \(file.path) did not answer within \(Self.writeLimit.components.seconds)s (another command holds it, or its disk does not answer)"
+                + (kept ? "; it waits in \(pending.path) and the next nap, history, status or stop writes it" : "")
         }
         return said
     }
@@ -155,6 +164,62 @@ struct NapHistoryLog: Sendable {
     /// without anyone ringing it to its end.
     func record(_ live: LiveSessionState, outcome: String, endedAt: Double, recordedBy: String) -> String? {
         record(live.historyFacts.entry(outcome: outcome, endedAt: endedAt, recordedBy: recordedBy))
+    }
+
+    /// Writes every nap that waits in its file into the database and removes the file; returns
+    /// what to say when some still wait (the database still busy or broken). Bounded like
+    /// ``record(_:)``.
+    func flushPending() -> String? {
+        let folder = paths.pendingHistory
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return nil }
+        let files = names.filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }.sorted().map { folder.appendingPathComponent($0) }
+        guard !files.isEmpty else { return nil }
+        let database = paths.database
+        let write = BoundedCall.start(named: "sf-history") { () -> String? in
+            var failure: String?
+            for file in files {
+                guard let data = try? AtomicFile.read(file) else { continue }
+                guard let entry = try? JSONDecoder().decode(NapHistoryEntry.self, from: data) else {
+                    // Not a nap: kept aside under another name, never read again, never deleted.
+                    _ = rename(file.path, file.path + ".unreadable")
+                    continue
+                }
+                do throws(StoreError) {
+                    try StoreDatabase.openForWriting(file: database, checkIntegrity: false).recordNap(entry)
+                    try? AtomicFile.remove(file)
+                } catch {
+                    failure = UserData.failure(error).lines.joined(separator: " ")
+                    break
+                }
+            }
+            return failure
+        }
+        let waiting = files.count
+        guard let outcome = write.wait(atMost: Self.writeLimit) else {
+            return "\(waiting) ended nap\(waiting == 1 ? "" : "s") still wait\(waiting == 1 ? "s" : "") in \(folder.path) for the history: the database \(database.path) did not answer within \(Self.writeLimit.components.seconds)s"
+        }
+        return outcome.map { "ended naps still wait in \(folder.path) for the history: \($0)" }
+    }
+
+    private func pendingFile(for entry: NapHistoryEntry) -> URL {
+        let name = String(entry.napID.map { $0.isLetter || $0.isNumber || $0 == "-" ? $0 : "_" })
+        return paths.pendingHistory.appendingPathComponent("\(name).json")
+    }
+
+    private static func encoded(_ entry: NapHistoryEntry) -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return (try? encoder.encode(entry)) ?? Data()
+    }
+}
+
+/// Naps that ended while the history could not be written, written now (`history`, `status`,
+/// `stop`; `nap` does it when it starts).
+public enum PendingHistory {
+    /// Writes what waits; returns what to say when some still wait.
+    public static func flush(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        guard let paths = try? StorePaths(environment: environment) else { return nil }
+        return NapHistoryLog(paths: paths).flushPending()
     }
 }
 
