@@ -12,6 +12,9 @@ extension StorePaths {
     public var napLock: URL { state.appendingPathComponent("nap.lock") }
     /// One JSON event per line from guardians that took a nap over.
     public var guardianLog: URL { state.appendingPathComponent("guardian.jsonl") }
+    /// Held (a shared `flock`) by every guardian for its whole life: a guardian is alive while
+    /// the kernel says so, reaped or not.
+    public var guardianLock: URL { state.appendingPathComponent("guardian.lock") }
     /// Naps ended but not yet in the history (the database was busy or failed): one JSON file
     /// each, written before the database is tried and removed once the nap is in it.
     public var pendingHistory: URL { state.appendingPathComponent("history-pending", isDirectory: true) }
@@ -113,13 +116,13 @@ public final class NapLock: Sendable {
 
     deinit { close(descriptor) }
 
-    /// Takes the lock at `url`, or returns nil when another process holds it. The descriptor is
-    /// closed on exec, so no child keeps the lock.
-    public static func acquire(_ url: URL) throws(StoreError) -> NapLock? {
+    /// Takes the lock at `url` (`shared`: one that others may hold too), or returns nil when
+    /// another process holds it. The descriptor is closed on exec, so no child keeps the lock.
+    public static func acquire(_ url: URL, shared: Bool = false) throws(StoreError) -> NapLock? {
         try PrivateFiles.ensureFolder(url.deletingLastPathComponent())
         let fd = open(url.path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw PrivateFiles.fileError(errno, url.path, "cannot open the nap's lock file") }
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+        while flock(fd, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0 {
             if errno == EINTR { continue }
             let code = errno
             close(fd)
@@ -127,6 +130,25 @@ public final class NapLock: Sendable {
             throw PrivateFiles.fileError(code, url.path, "cannot lock the nap's lock file")
         }
         return NapLock(descriptor: fd)
+    }
+
+    /// Whether a process holds a `flock` on the file at `url`, as the kernel lists them in
+    /// `/proc/locks`: a lock goes when its holder dies, before the process is reaped, so a zombie
+    /// holds none. Read only: it never takes the lock (a nap starting meanwhile is not refused).
+    /// False when the file does not exist; nil when the kernel's list cannot be read.
+    public static func isHeld(_ url: URL) -> Bool? {
+        var info = stat()
+        guard stat(url.path, &info) == 0 else { return false }
+        guard let text = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return nil }
+        // `1: FLOCK  ADVISORY  WRITE 4242 00:2e:123456 0 EOF`: the device as hex major:minor, the inode.
+        let dev = UInt64(info.st_dev)
+        let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & ~UInt64(0xfff))
+        let minor = (dev & 0xff) | ((dev >> 12) & ~UInt64(0xff))
+        let device = String(format: "%02llx:%02llx:%llu", major, minor, UInt64(info.st_ino))
+        return text.split(separator: "\n").contains { line in
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            return fields.count >= 6 && fields[1] == "FLOCK" && fields[5] == device
+        }
     }
 }
 

@@ -36,8 +36,8 @@ final class NapHome: Sendable {
     }
 
     /// Starts `snoozefuse arguments…` in the background, its output into `events` (a file of the folder).
-    func launch(_ arguments: [String], events: String = "events.jsonl") throws -> BackgroundProcess {
-        try BackgroundProcess(BuiltProducts.executable("snoozefuse"), arguments, environment: environment,
+    func launch(_ arguments: [String], events: String = "events.jsonl", program: URL? = nil) throws -> BackgroundProcess {
+        try BackgroundProcess(program ?? BuiltProducts.executable("snoozefuse"), arguments, environment: environment,
                               standardOutput: folder.path(events), standardError: folder.path(events + ".err"))
     }
 

@@ -37,6 +37,10 @@ public enum Guardian {
     /// ending its session, takes its alarm over. Returns the exit status.
     public static func run(napPid: Int32, loop: EventLoop,
                            environment: [String: String] = ProcessInfo.processInfo.environment) async -> Int32 {
+        // Held for this process's whole life: `status` sees a guardian by its lock, which goes
+        // when it dies (reaped or not).
+        let alive = (try? StorePaths(environment: environment)).flatMap { try? NapLock.acquire($0.guardianLock, shared: true) }
+        defer { withExtendedLifetime(alive) {} }
         // Blocks on the pipe until every write end is closed: the nap's process has ended.
         _ = await BoundedCall.start(named: "snoozefuse-guard") {
             var byte: UInt8 = 0

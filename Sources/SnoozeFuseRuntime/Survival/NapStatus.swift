@@ -44,7 +44,14 @@ public struct NapStatus: Sendable, Hashable, Encodable {
         guard let paths = try? StorePaths(environment: environment), let live = LiveSessionKeeper.read(paths) else {
             return NapStatus(status: .none)
         }
-        return NapStatus(live, now: BootInstant.now, wallNow: Date(), bootID: currentBootID())
+        // Alive means holding its lock, which the kernel takes away at death: a process killed
+        // and not yet reaped (a zombie under a late or absent init) is dead. Where the kernel's
+        // list of locks cannot be read, the process ids decide.
+        let sameBoot = live.bootID == currentBootID()
+        let holderAlive = sameBoot && (NapLock.isHeld(paths.napLock) ?? isAlive(live.pid))
+        let guardianAlive = sameBoot && (NapLock.isHeld(paths.guardianLock) ?? live.guardianPid.map(isAlive) == true)
+        return NapStatus(live, now: BootInstant.now, wallNow: Date(), bootID: currentBootID(),
+                         holderAlive: holderAlive, guardianAlive: guardianAlive)
     }
 
     init(status: Kind) {
@@ -52,10 +59,8 @@ public struct NapStatus: Sendable, Hashable, Encodable {
     }
 
     /// The status `live` stands for at `now`.
-    init(_ live: LiveSessionState, now: BootInstant, wallNow: Date, bootID: String) {
+    init(_ live: LiveSessionState, now: BootInstant, wallNow: Date, bootID: String, holderAlive: Bool, guardianAlive: Bool) {
         let sameBoot = live.bootID == bootID
-        let holderAlive = sameBoot && Self.isAlive(live.pid)
-        let guardianAlive = sameBoot && live.guardianPid.map(Self.isAlive) == true
         switch (holderAlive, live.holder) {
         case (true, .guardian): status = .guarded
         case (true, _): status = live.phase == .ringing ? .ringing : live.phase == .snoozed ? .snoozed : .running
@@ -100,9 +105,12 @@ public struct NapStatus: Sendable, Hashable, Encodable {
         return String(format: "%02d:%02d", parts.tm_hour, parts.tm_min)
     }
 
-    /// Whether `pid` is a live process of this program (a pid reused by another program is not).
+    /// Whether `pid` is a live process of this program (a pid reused by another program is not;
+    /// a zombie is not): where `/proc/locks` cannot be read.
     static func isAlive(_ pid: Int32) -> Bool {
         guard pid > 0, kill(pid, 0) == 0 || errno == EPERM else { return false }
+        let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+        if stat.split(separator: ")").last?.trimmingCharacters(in: .whitespaces).hasPrefix("Z") == true { return false }
         let comm = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? ""
         return comm.hasPrefix("snoozefuse")
     }
