@@ -8,6 +8,9 @@ import Glibc
 extension StorePaths {
     /// The live state of the running nap (JSON, 0600).
     public var liveSession: URL { state.appendingPathComponent("session.json") }
+    /// A copy of the last good live state, written after it: what a damaged `session.json` falls
+    /// back to.
+    public var liveSessionCopy: URL { state.appendingPathComponent("session.previous.json") }
     /// Held (`flock`) by the nap that runs, then by its guardian.
     public var napLock: URL { state.appendingPathComponent("nap.lock") }
     /// One JSON event per line from guardians that took a nap over.

@@ -65,7 +65,7 @@ struct Status: ParsableCommand {
             let short: String = switch status.status {
             case .none: ""
             case .ringing: "⏰ ring"
-            case .interrupted: "⚠ nap"
+            case .interrupted, .damaged: "⚠ nap"
             default: "💤 \(status.remainingText ?? "")"
             }
             let waybar = Waybar(text: short, tooltip: Self.text(status),
@@ -84,7 +84,10 @@ struct Status: ParsableCommand {
         case .none:
             return "no nap"
         case .interrupted:
-            return "interrupted: nobody holds the alarm that was due\(alarm) (`snoozefuse resume` rings it, `snoozefuse stop` forgets it)"
+            return (status.damage.map { "\($0); from the copy of its last good state: " } ?? "")
+                + "interrupted: nobody holds the alarm that was due\(alarm) (`snoozefuse resume` rings it, `snoozefuse stop` forgets it)"
+        case .damaged:
+            return "damaged: \(status.damage ?? "the live state cannot be read") and no good copy of it is left (`snoozefuse stop` or the next nap moves it aside and records the nap as interrupted)"
         case .guarded:
             return "guarded: the nap's process died; its guardian (pid \(status.pid ?? 0)) rings the alarm\(alarm)"
         case .ringing:
@@ -117,7 +120,7 @@ func sendToNap(_ request: ControlRequest) throws -> ControlReply {
     do {
         reply = try NapControl.send(request)
     } catch {
-        if case .noNap = error, request.command == .stop, NapStatus.read().status == .interrupted {
+        if case .noNap = error, request.command == .stop, [.interrupted, .damaged].contains(NapStatus.read().status) {
             // Nobody holds an interrupted nap: stopping it means forgetting it (the history keeps it).
             let (restored, warning) = NapStatus.forgetInterrupted()
             for line in restored { writeLine("snoozefuse: \(line)", to: STDERR_FILENO) }
@@ -248,6 +251,10 @@ struct Resume: ParsableCommand {
 extension Resume: LoopCommand {
     func run(on loop: EventLoop) async throws {
         let status = NapStatus.read()
+        if status.status == .damaged {
+            writeLine("snoozefuse: cannot resume: \(Status.text(status)).", to: STDERR_FILENO)
+            throw ExitStatus.badConfig
+        }
         guard status.status == .interrupted, let live = status.state else {
             if ifInterrupted { return }
             writeLine("snoozefuse: nothing to resume: \(Status.text(status)).", to: STDERR_FILENO)

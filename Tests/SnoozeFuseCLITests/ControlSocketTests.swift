@@ -181,3 +181,74 @@ struct LivenessTests {
         #expect(seen.texts["status after"] == "none", "\(seen.texts)")
     }
 }
+
+/// A live state that exists and cannot be read is never taken for "no nap" (issue 21, item 3):
+/// it is its own status, resume refuses it (78), and the next nap or stop moves it aside (never
+/// deletes it) and records the nap as interrupted; with the copy of the last good state beside it,
+/// that copy stands in.
+@Suite("A damaged live state is said, kept and recorded")
+struct DamagedStateTests {
+    @Test(arguments: ["garbage", "empty", "truncated"])
+    func aDamagedStateWithoutACopyIsItsOwnStatusAndTheNextNapKeepsItAside(_ kind: String) async throws {
+        let seen = try await script { home, seen in
+            let folder = home.folder.path("state/snoozefuse")
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            let damaged = kind == "garbage" ? Data("\u{1}\u{2}not json at all".utf8) : kind == "empty" ? Data()
+                : Data(#"{"version":1,"pid":4242,"holder":"nap","bootID":"x","phase":"napp"#.utf8)
+            try damaged.write(to: URL(fileURLWithPath: home.sessionFile))
+            let status = try home.run(["status", "--json"])
+            let object = try JSONSerialization.jsonObject(with: Data(status.standardOutput.utf8)) as? [String: Any]
+            seen.texts["status"] = object?["status"] as? String
+            seen.texts["damage"] = object?["damage"] as? String
+            let resume = try home.run(["resume"])
+            seen.numbers["resume"] = Double(resume.status)
+            seen.texts["resume said"] = resume.standardError
+            let nap = try home.run(["nap", "--no-hold", "--release", "0", "--nap", "1", "--ring-limit", "1", "--device", "null", "--quiet"])
+            seen.numbers["nap"] = Double(nap.status)
+            seen.texts["nap said"] = nap.standardError
+            let kept = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix("session.json.damaged-") }
+            seen.numbers["kept"] = Double(kept.count)
+            if let first = kept.first { seen.steps["kept as it was"] = FileManager.default.contents(atPath: folder + "/" + first) == damaged }
+            let history = try home.run(["history", "--json"])
+            let naps = (try JSONSerialization.jsonObject(with: Data(history.standardOutput.utf8)) as? [String: Any])?["naps"] as? [[String: Any]] ?? []
+            seen.texts["outcomes"] = naps.map { $0["outcome"] as? String ?? "?" }.joined(separator: ",")
+        }
+        #expect(seen.texts["status"] == "damaged", "\(kind): \(seen.texts)")
+        #expect(seen.texts["damage"]?.contains("session.json cannot be read") == true, "\(kind): \(seen.texts)")
+        #expect(seen.numbers["resume"] == 78, "\(kind): \(seen.texts)")
+        #expect(seen.numbers["nap"] == 0, "\(kind): \(seen.texts)")
+        #expect(seen.texts["nap said"]?.contains("it is kept as") == true, "\(kind): \(seen.texts)")
+        #expect(seen.numbers["kept"] == 1 && seen["kept as it was"], "\(kind): \(seen.texts)")
+        #expect(seen.texts["outcomes"] == "interrupted,ring_limit", "\(kind): \(seen.texts)")
+    }
+
+    @Test func aDamagedStateFallsBackToTheCopyOfTheLastGoodOne() async throws {
+        let seen = try await script { home, seen in
+            let nap = try home.launch(["nap", "--no-hold", "--release", "0", "--nap", "60", "--max", "120", "--device", "null",
+                                       "--events", "jsonl", "--quiet", "--dismiss", "key"])
+            seen.steps["napping"] = waitFor { home.state()?["phase"] as? String == "napping" && home.state()?["guardianPid"] != nil }
+            let guardian = (home.state()?["guardianPid"] as? NSNumber)?.int32Value ?? 0
+            kill(guardian, SIGKILL)
+            nap.signal(SIGKILL)
+            nap.wait()
+            // Cut short, as a crash on a file system without ordered writes could leave it.
+            let whole = try Data(contentsOf: URL(fileURLWithPath: home.sessionFile))
+            try whole.prefix(whole.count / 2).write(to: URL(fileURLWithPath: home.sessionFile))
+            seen.steps["interrupted"] = waitFor(.seconds(10)) { home.status() == "interrupted" }
+            let text = try home.run(["status"])
+            seen.texts["status"] = text.standardOutput
+            let stop = try home.run(["stop"])
+            seen.numbers["stop"] = Double(stop.status)
+            seen.texts["stop said"] = stop.standardError
+            let history = try home.run(["history", "--json"])
+            let naps = (try JSONSerialization.jsonObject(with: Data(history.standardOutput.utf8)) as? [String: Any])?["naps"] as? [[String: Any]] ?? []
+            seen.texts["outcomes"] = naps.map { $0["outcome"] as? String ?? "?" }.joined(separator: ",")
+            seen.texts["preset"] = naps.first?["preset"] as? String
+        }
+        #expect(seen["napping"] && seen["interrupted"], "\(seen.texts)")
+        #expect(seen.texts["status"]?.contains("cannot be read") == true && seen.texts["status"]?.contains("interrupted") == true, "\(seen.texts)")
+        #expect(seen.numbers["stop"] == 0 && seen.texts["stop said"]?.contains("it is kept as") == true, "\(seen.texts)")
+        // Recorded from the good copy: with what the nap was.
+        #expect(seen.texts["outcomes"] == "interrupted" && seen.texts["preset"] == "basic", "\(seen.texts)")
+    }
+}

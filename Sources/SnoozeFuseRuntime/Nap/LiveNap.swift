@@ -47,7 +47,9 @@ public final class LiveNap: Sendable {
         let paths = try Self.storePaths()
         let lock = try Self.takeLock(paths)
         if let waiting = NapHistoryLog(paths: paths).flushPending() { message("warning: \(waiting)") }
-        if let interrupted = LiveSessionKeeper.read(paths) {
+        let (found, damage) = LiveSessionKeeper.setAsideIfDamaged(paths, recordedBy: LiveSessionState.Holder.nap.rawValue)
+        if let damage { message("warning: \(damage)") }
+        if let interrupted = found {
             message("an interrupted nap (started \(interrupted.started?.wall ?? "?"), its alarm due \(interrupted.alarm?.due.wall ?? "?")) was never rung; this nap replaces it (`snoozefuse resume` rings an interrupted nap)")
             for line in LeftoverSinkFixes.putBack(interrupted.sinkFixes ?? []) { message(line) }
             // Found and discarded under the nap lock: recorded once, here.
@@ -103,7 +105,7 @@ public final class LiveNap: Sendable {
                 message("warning: \(warning)")
             }
             for line in LeftoverSinkFixes.putBack(live.sinkFixes ?? []) { message(line) }
-            try? AtomicFile.remove(paths.liveSession)
+            LiveSessionKeeper.removeFiles(paths)
             return .nothing
         case .missed(_, let late):
             let due = live.alarm?.due.wall ?? "?"
@@ -116,7 +118,7 @@ public final class LiveNap: Sendable {
                 message("warning: \(warning)")
             }
             for line in LeftoverSinkFixes.putBack(live.sinkFixes ?? []) { message(line) }
-            try? AtomicFile.remove(paths.liveSession)
+            LiveSessionKeeper.removeFiles(paths)
             return .missed(due: due, late: late)
         case .ring(let at, let reason, _):
             let setup = live.setup

@@ -75,7 +75,10 @@ final class LiveSessionKeeper: Sendable {
 
     private func write(_ live: LiveSessionState) {
         do {
-            try AtomicFile.write(live.encoded(), to: paths.liveSession)
+            let data = live.encoded()
+            try AtomicFile.write(data, to: paths.liveSession)
+            // The copy a damaged state falls back to (written after it: never newer).
+            try? AtomicFile.write(data, to: paths.liveSessionCopy)
         } catch {
             let first = state.withLock { state -> Bool in
                 defer { state.warned = true }
@@ -88,12 +91,84 @@ final class LiveSessionKeeper: Sendable {
     /// Removes the state: the nap has ended.
     func remove() {
         state.withLock { $0.latest = nil }
-        try? AtomicFile.remove(paths.liveSession)
+        Self.removeFiles(paths)
     }
 
-    /// The live state on disk, if any (a whole one: it is replaced atomically).
-    static func read(_ paths: StorePaths) -> LiveSessionState? {
-        guard let data = try? AtomicFile.read(paths.liveSession) else { return nil }
-        return LiveSessionState.decode(data)
+    /// Removes the live state and its copy: the nap ended, or was recorded as it stopped.
+    static func removeFiles(_ paths: StorePaths) {
+        try? AtomicFile.remove(paths.liveSession)
+        try? AtomicFile.remove(paths.liveSessionCopy)
     }
+
+    /// The live state on disk, if any: `session.json`, or when that is damaged, the copy of the
+    /// last good one beside it.
+    static func read(_ paths: StorePaths) -> LiveSessionState? {
+        switch readFile(paths) {
+        case .none: nil
+        case .state(let live): live
+        case .damaged(_, let fallback): fallback
+        }
+    }
+
+    /// What is on disk: no state, a whole one, or a file that exists and cannot be read (what is
+    /// wrong with it, and the last good copy when there is one).
+    static func readFile(_ paths: StorePaths) -> LiveStateFile {
+        let data: Data?
+        do throws(StoreError) {
+            data = try AtomicFile.read(paths.liveSession)
+        } catch {
+            return .damaged(reason: error.description, fallback: copy(paths))
+        }
+        guard let data else { return .none }
+        if let live = LiveSessionState.decode(data) { return .state(live) }
+        let reason = data.isEmpty ? "it is empty"
+            : (try? JSONSerialization.jsonObject(with: data)) == nil ? "it is not whole JSON (\(data.count) bytes; cut short or overwritten)"
+            : "it is JSON but not a nap's live state"
+        return .damaged(reason: reason, fallback: copy(paths))
+    }
+
+    private static func copy(_ paths: StorePaths) -> LiveSessionState? {
+        (try? AtomicFile.read(paths.liveSessionCopy)).flatMap { $0 }.flatMap(LiveSessionState.decode)
+    }
+
+    /// Under the nap lock: a damaged state is moved aside (never deleted) and, when no good copy
+    /// of it is left, recorded in the history as an interrupted nap with what its file shows.
+    /// Returns the state to go on with (a whole one, or the good copy) and what to say.
+    static func setAsideIfDamaged(_ paths: StorePaths, recordedBy: String) -> (LiveSessionState?, String?) {
+        guard case .damaged(let reason, let fallback) = readFile(paths) else { return (read(paths), nil) }
+        let modified = (try? FileManager.default.attributesOfItem(atPath: paths.liveSession.path)[.modificationDate] as? Date)?.timeIntervalSince1970
+        guard let aside = moveAside(paths) else {
+            return (fallback, "the live state \(paths.liveSession.path) cannot be read (\(reason)) nor moved aside")
+        }
+        var said = "the live state \(paths.liveSession.path) could not be read (\(reason)); it is kept as \(aside.path)"
+        if fallback != nil {
+            said += ", and the copy of the last good state beside it stands in for it"
+        } else {
+            let when = WallClockText.iso8601(secondsSince1970: modified ?? Date().timeIntervalSince1970)
+            let entry = NapHistoryEntry(napID: "damaged-\(aside.lastPathComponent)", startedAt: when, endedAt: when,
+                                        outcome: "interrupted", recordedBy: recordedBy)
+            if let warning = NapHistoryLog(paths: paths).record(entry) { said += "; \(warning)" } else {
+                said += "; the history keeps it as an interrupted nap (last written \(when))"
+            }
+        }
+        return (fallback, said)
+    }
+
+    /// Moves a damaged state aside (never deletes it): `session.json.damaged-SECONDS`. Returns
+    /// where it went.
+    static func moveAside(_ paths: StorePaths) -> URL? {
+        let aside = paths.liveSession.deletingLastPathComponent()
+            .appendingPathComponent("session.json.damaged-\(Int(Date().timeIntervalSince1970))")
+        guard rename(paths.liveSession.path, aside.path) == 0 else { return nil }
+        try? AtomicFile.remove(paths.liveSessionCopy)
+        return aside
+    }
+}
+
+/// The live state file as found on disk.
+enum LiveStateFile: Sendable {
+    case none
+    case state(LiveSessionState)
+    /// It exists and cannot be read: `reason`, and the last good copy, if any.
+    case damaged(reason: String, fallback: LiveSessionState?)
 }

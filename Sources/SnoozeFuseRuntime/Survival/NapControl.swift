@@ -88,6 +88,10 @@ final class ControlServer: Sendable {
         SystemThread.start(named: "snoozefuse-ctl") { [self] in
             var intake = ControlIntake<BootInstant>()
             var buffer = [UInt8](repeating: 0, count: 4_096)
+            // Connections of another user: answered with a refusal once their request is read
+            // (closing before would reset the connection and lose the answer).
+            var strangers = Set<Int32>()
+            let refusal = ControlReply(ok: false, message: "refused: this nap belongs to another user", state: nil)
             func finish(_ connection: Int32, with reply: ControlReply?) {
                 if let reply { Self.reply(connection, reply) }
                 Glibc.close(connection)
@@ -114,7 +118,12 @@ final class ControlServer: Sendable {
                         continue
                     } else {
                         intake.forget(entry.fd)
+                        strangers.remove(entry.fd)
                         finish(entry.fd, with: nil)
+                        continue
+                    }
+                    if outcome != .waiting, strangers.remove(entry.fd) != nil {
+                        finish(entry.fd, with: refusal)
                         continue
                     }
                     switch outcome {
@@ -135,6 +144,10 @@ final class ControlServer: Sendable {
                     }
                 }
                 for late in intake.expire(at: .now) {
+                    if strangers.remove(late) != nil {
+                        finish(late, with: refusal)
+                        continue
+                    }
                     finish(late, with: ControlReply(ok: false, message: "no request within \(intake.timeLimit.compactDescription): the connection is closed", state: nil))
                 }
                 guard watched[0].revents & Int16(POLLIN) != 0 else {
@@ -142,11 +155,12 @@ final class ControlServer: Sendable {
                     continue
                 }
                 while let connection = UnixSocket.acceptWaiting(listener) {
-                    guard UnixSocket.peerUID(connection) == owner else {
-                        finish(connection, with: ControlReply(ok: false, message: "refused: this nap belongs to another user", state: nil))
-                        continue
-                    }
+                    if UnixSocket.peerUID(connection) != owner { strangers.insert(connection) }
                     for dropped in intake.accepted(connection, at: .now) {
+                        if strangers.remove(dropped) != nil {
+                            finish(dropped, with: refusal)
+                            continue
+                        }
                         finish(dropped, with: ControlReply(ok: false, message: "dropped: \(intake.capacity) other connections wait for their request", state: nil))
                     }
                 }

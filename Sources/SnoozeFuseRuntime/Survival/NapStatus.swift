@@ -20,6 +20,8 @@ public struct NapStatus: Sendable, Hashable, Encodable {
         case guarded
         /// Nobody holds the alarm: both processes are gone (a reboot, or both killed).
         case interrupted
+        /// The live state exists but cannot be read, and no good copy of it is left (``damage``).
+        case damaged
     }
 
     public var status: Kind
@@ -38,11 +40,28 @@ public struct NapStatus: Sendable, Hashable, Encodable {
     public var holder: String?
     /// The nap's live state as it was read.
     public var state: LiveSessionState?
+    /// The live state file cannot be read: its path and what is wrong (the status is then read
+    /// from the copy of the last good state beside it, or is `damaged`).
+    public var damage: String?
 
     /// Reads the live state of this user's nap.
     public static func read(environment: [String: String] = ProcessInfo.processInfo.environment) -> NapStatus {
-        guard let paths = try? StorePaths(environment: environment), let live = LiveSessionKeeper.read(paths) else {
+        guard let paths = try? StorePaths(environment: environment) else { return NapStatus(status: .none) }
+        let live: LiveSessionState
+        var damage: String?
+        switch LiveSessionKeeper.readFile(paths) {
+        case .none:
             return NapStatus(status: .none)
+        case .state(let state):
+            live = state
+        case .damaged(let reason, let fallback):
+            damage = "\(paths.liveSession.path) cannot be read: \(reason)"
+            guard let fallback else {
+                var status = NapStatus(status: .damaged)
+                status.damage = damage
+                return status
+            }
+            live = fallback
         }
         // Alive means holding its lock, which the kernel takes away at death: a process killed
         // and not yet reaped (a zombie under a late or absent init) is dead. Where the kernel's
@@ -50,8 +69,10 @@ public struct NapStatus: Sendable, Hashable, Encodable {
         let sameBoot = live.bootID == currentBootID()
         let holderAlive = sameBoot && (NapLock.isHeld(paths.napLock) ?? isAlive(live.pid))
         let guardianAlive = sameBoot && (NapLock.isHeld(paths.guardianLock) ?? live.guardianPid.map(isAlive) == true)
-        return NapStatus(live, now: BootInstant.now, wallNow: Date(), bootID: currentBootID(),
-                         holderAlive: holderAlive, guardianAlive: guardianAlive)
+        var status = NapStatus(live, now: BootInstant.now, wallNow: Date(), bootID: currentBootID(),
+                               holderAlive: holderAlive, guardianAlive: guardianAlive)
+        status.damage = damage
+        return status
     }
 
     init(status: Kind) {
@@ -121,14 +142,16 @@ public struct NapStatus: Sendable, Hashable, Encodable {
     /// once. Returns what to say: the sinks put back, and a warning when the history could not be
     /// written.
     public static func forgetInterrupted(environment: [String: String] = ProcessInfo.processInfo.environment) -> (restored: [String], warning: String?) {
-        guard read(environment: environment).status == .interrupted, let paths = try? StorePaths(environment: environment),
+        let status = read(environment: environment).status
+        guard status == .interrupted || status == .damaged, let paths = try? StorePaths(environment: environment),
               let lock = try? NapLock.acquire(paths.napLock) else { return ([], nil) }
         defer { withExtendedLifetime(lock) {} }
-        guard let live = LiveSessionKeeper.read(paths) else { return ([], nil) }
+        let (live, said) = LiveSessionKeeper.setAsideIfDamaged(paths, recordedBy: "stop")
+        guard let live else { return (said.map { [$0] } ?? [], nil) }
         let warning = NapHistoryLog(paths: paths).record(live, outcome: "interrupted", endedAt: live.updated.wallSeconds, recordedBy: "stop")
         let restored = LeftoverSinkFixes.putBack(live.sinkFixes ?? [])
-        try? AtomicFile.remove(paths.liveSession)
-        return (restored, warning)
+        LiveSessionKeeper.removeFiles(paths)
+        return ((said.map { [$0] } ?? []) + restored, warning)
     }
 
     /// Calls `line` with the status now, and then again whenever the nap's live state changes or
