@@ -303,88 +303,94 @@ private enum HeardScenario {
     }
 }
 
-@Suite("Heard, not just played: mute, volume and routing on a private PulseAudio", .serialized)
-struct HeardAlarmTests {
-    @Test func aMutedDefaultSinkAtFivePercentIsUnmutedRaisedHeardAndPutBack() async throws {
-        try await HeardScenario.aMutedDefaultSinkAtFivePercentIsUnmutedRaisedHeardAndPutBack(on: .pulseAudio)
+/// Both servers' scenarios, one at a time: each starts a sound server and plays real-time audio
+/// with real-time threads, and two at once on two cores would starve the timing tests that run
+/// beside them.
+@Suite("Heard, not just played", .serialized)
+struct HeardAlarmSuites {
+    @Suite("on a private PulseAudio: mute, volume and routing")
+    struct HeardAlarmTests {
+        @Test func aMutedDefaultSinkAtFivePercentIsUnmutedRaisedHeardAndPutBack() async throws {
+            try await HeardScenario.aMutedDefaultSinkAtFivePercentIsUnmutedRaisedHeardAndPutBack(on: .pulseAudio)
+        }
+
+        @Test func withNoFixVolumeAMutedSinkStaysMutedAndTheAlarmEscalatesToTheFallback() async throws {
+            try await HeardScenario.withNoFixVolumeAMutedSinkStaysMutedAndTheAlarmEscalatesToTheFallback(on: .pulseAudio)
+        }
+
+        @Test func aHeadsetAsTheDefaultSinkRingsTheSpeakersTooUnlessRoutedToTheDefaultOnly() async throws {
+            try await HeardScenario.aHeadsetAsTheDefaultSinkRingsTheSpeakersTooUnlessRoutedToTheDefaultOnly(on: .pulseAudio)
+        }
+
+        @Test func aMuteMadeWhileItRingsIsUndoneWithinTwoSeconds() async throws {
+            try await HeardScenario.aMuteMadeWhileItRingsIsUndoneWithinTwoSeconds(on: .pulseAudio)
+        }
+
+        @Test func aSinkUnloadedMidAlarmIsLeftForAnotherWithinTwoSeconds() async throws {
+            try await HeardScenario.aSinkUnloadedMidAlarmIsLeftForAnotherWithinTwoSeconds(on: .pulseAudio)
+        }
+
+        @Test func theServerKilledMidAlarmRingsTheBellAndComesBackWithIt() async throws {
+            try await HeardScenario.theServerKilledMidAlarmRingsTheBellAndComesBackWithIt(on: .pulseAudio)
+        }
+
+        @Test func theMuteAndVolumeComeBackWhenDismissedOrTerminated() async throws {
+            try await HeardScenario.theMuteAndVolumeComeBackWhenDismissedOrTerminated(on: .pulseAudio)
+        }
+
+        @Test func theGuardianPutsTheMuteBackAfterTheNapIsKilledMidAlarm() async throws {
+            try await HeardScenario.theGuardianPutsTheMuteBackAfterTheNapIsKilledMidAlarm(on: .pulseAudio)
+        }
+
+        @Test func theNextCommandPutsTheMuteBackWhenNapAndGuardianBothDied() async throws {
+            try await HeardScenario.theNextCommandPutsTheMuteBackWhenNapAndGuardianBothDied(on: .pulseAudio)
+        }
+
+        @Test func systemVolumeZeroIsRefused() async throws {
+            let result = try await runProcess(BuiltProducts.executable("snoozefuse"), ["nap", "--no-hold", "--system-volume", "0", "--device", "null"])
+            #expect(result.status == 64)
+            #expect(result.standardError.contains("--system-volume 0 would make the alarm silent"), "\(result.standardError)")
+        }
     }
 
-    @Test func withNoFixVolumeAMutedSinkStaysMutedAndTheAlarmEscalatesToTheFallback() async throws {
-        try await HeardScenario.withNoFixVolumeAMutedSinkStaysMutedAndTheAlarmEscalatesToTheFallback(on: .pulseAudio)
-    }
+    /// The same scenarios on a private PipeWire (pipewire, wireplumber and pipewire-pulse on a session
+    /// bus of the test's own), the sound server of current desktops.
+    @Suite("on a private PipeWire: mute, volume and routing")
+    struct HeardAlarmPipeWireTests {
+        @Test func aMutedDefaultSinkAtFivePercentIsUnmutedRaisedHeardAndPutBack() async throws {
+            try await HeardScenario.aMutedDefaultSinkAtFivePercentIsUnmutedRaisedHeardAndPutBack(on: .pipeWire)
+        }
 
-    @Test func aHeadsetAsTheDefaultSinkRingsTheSpeakersTooUnlessRoutedToTheDefaultOnly() async throws {
-        try await HeardScenario.aHeadsetAsTheDefaultSinkRingsTheSpeakersTooUnlessRoutedToTheDefaultOnly(on: .pulseAudio)
-    }
+        @Test func withNoFixVolumeAMutedSinkStaysMutedAndTheAlarmEscalatesToTheFallback() async throws {
+            try await HeardScenario.withNoFixVolumeAMutedSinkStaysMutedAndTheAlarmEscalatesToTheFallback(on: .pipeWire)
+        }
 
-    @Test func aMuteMadeWhileItRingsIsUndoneWithinTwoSeconds() async throws {
-        try await HeardScenario.aMuteMadeWhileItRingsIsUndoneWithinTwoSeconds(on: .pulseAudio)
-    }
+        @Test func aHeadsetAsTheDefaultSinkRingsTheSpeakersTooUnlessRoutedToTheDefaultOnly() async throws {
+            try await HeardScenario.aHeadsetAsTheDefaultSinkRingsTheSpeakersTooUnlessRoutedToTheDefaultOnly(on: .pipeWire)
+        }
 
-    @Test func aSinkUnloadedMidAlarmIsLeftForAnotherWithinTwoSeconds() async throws {
-        try await HeardScenario.aSinkUnloadedMidAlarmIsLeftForAnotherWithinTwoSeconds(on: .pulseAudio)
-    }
+        @Test func aMuteMadeWhileItRingsIsUndoneWithinTwoSeconds() async throws {
+            try await HeardScenario.aMuteMadeWhileItRingsIsUndoneWithinTwoSeconds(on: .pipeWire)
+        }
 
-    @Test func theServerKilledMidAlarmRingsTheBellAndComesBackWithIt() async throws {
-        try await HeardScenario.theServerKilledMidAlarmRingsTheBellAndComesBackWithIt(on: .pulseAudio)
-    }
+        @Test func aSinkUnloadedMidAlarmIsLeftForAnotherWithinTwoSeconds() async throws {
+            try await HeardScenario.aSinkUnloadedMidAlarmIsLeftForAnotherWithinTwoSeconds(on: .pipeWire)
+        }
 
-    @Test func theMuteAndVolumeComeBackWhenDismissedOrTerminated() async throws {
-        try await HeardScenario.theMuteAndVolumeComeBackWhenDismissedOrTerminated(on: .pulseAudio)
-    }
+        @Test func theServerKilledMidAlarmRingsTheBellAndComesBackWithIt() async throws {
+            try await HeardScenario.theServerKilledMidAlarmRingsTheBellAndComesBackWithIt(on: .pipeWire)
+        }
 
-    @Test func theGuardianPutsTheMuteBackAfterTheNapIsKilledMidAlarm() async throws {
-        try await HeardScenario.theGuardianPutsTheMuteBackAfterTheNapIsKilledMidAlarm(on: .pulseAudio)
-    }
+        @Test func theMuteAndVolumeComeBackWhenDismissedOrTerminated() async throws {
+            try await HeardScenario.theMuteAndVolumeComeBackWhenDismissedOrTerminated(on: .pipeWire)
+        }
 
-    @Test func theNextCommandPutsTheMuteBackWhenNapAndGuardianBothDied() async throws {
-        try await HeardScenario.theNextCommandPutsTheMuteBackWhenNapAndGuardianBothDied(on: .pulseAudio)
-    }
+        @Test func theGuardianPutsTheMuteBackAfterTheNapIsKilledMidAlarm() async throws {
+            try await HeardScenario.theGuardianPutsTheMuteBackAfterTheNapIsKilledMidAlarm(on: .pipeWire)
+        }
 
-    @Test func systemVolumeZeroIsRefused() async throws {
-        let result = try await runProcess(BuiltProducts.executable("snoozefuse"), ["nap", "--no-hold", "--system-volume", "0", "--device", "null"])
-        #expect(result.status == 64)
-        #expect(result.standardError.contains("--system-volume 0 would make the alarm silent"), "\(result.standardError)")
-    }
-}
-
-/// The same scenarios on a private PipeWire (pipewire, wireplumber and pipewire-pulse on a session
-/// bus of the test's own), the sound server of current desktops.
-@Suite("Heard, not just played: mute, volume and routing on a private PipeWire", .serialized)
-struct HeardAlarmPipeWireTests {
-    @Test func aMutedDefaultSinkAtFivePercentIsUnmutedRaisedHeardAndPutBack() async throws {
-        try await HeardScenario.aMutedDefaultSinkAtFivePercentIsUnmutedRaisedHeardAndPutBack(on: .pipeWire)
-    }
-
-    @Test func withNoFixVolumeAMutedSinkStaysMutedAndTheAlarmEscalatesToTheFallback() async throws {
-        try await HeardScenario.withNoFixVolumeAMutedSinkStaysMutedAndTheAlarmEscalatesToTheFallback(on: .pipeWire)
-    }
-
-    @Test func aHeadsetAsTheDefaultSinkRingsTheSpeakersTooUnlessRoutedToTheDefaultOnly() async throws {
-        try await HeardScenario.aHeadsetAsTheDefaultSinkRingsTheSpeakersTooUnlessRoutedToTheDefaultOnly(on: .pipeWire)
-    }
-
-    @Test func aMuteMadeWhileItRingsIsUndoneWithinTwoSeconds() async throws {
-        try await HeardScenario.aMuteMadeWhileItRingsIsUndoneWithinTwoSeconds(on: .pipeWire)
-    }
-
-    @Test func aSinkUnloadedMidAlarmIsLeftForAnotherWithinTwoSeconds() async throws {
-        try await HeardScenario.aSinkUnloadedMidAlarmIsLeftForAnotherWithinTwoSeconds(on: .pipeWire)
-    }
-
-    @Test func theServerKilledMidAlarmRingsTheBellAndComesBackWithIt() async throws {
-        try await HeardScenario.theServerKilledMidAlarmRingsTheBellAndComesBackWithIt(on: .pipeWire)
-    }
-
-    @Test func theMuteAndVolumeComeBackWhenDismissedOrTerminated() async throws {
-        try await HeardScenario.theMuteAndVolumeComeBackWhenDismissedOrTerminated(on: .pipeWire)
-    }
-
-    @Test func theGuardianPutsTheMuteBackAfterTheNapIsKilledMidAlarm() async throws {
-        try await HeardScenario.theGuardianPutsTheMuteBackAfterTheNapIsKilledMidAlarm(on: .pipeWire)
-    }
-
-    @Test func theNextCommandPutsTheMuteBackWhenNapAndGuardianBothDied() async throws {
-        try await HeardScenario.theNextCommandPutsTheMuteBackWhenNapAndGuardianBothDied(on: .pipeWire)
+        @Test func theNextCommandPutsTheMuteBackWhenNapAndGuardianBothDied() async throws {
+            try await HeardScenario.theNextCommandPutsTheMuteBackWhenNapAndGuardianBothDied(on: .pipeWire)
+        }
     }
 }
