@@ -77,4 +77,11 @@ static inline int snoozefuse_pipe_cloexec(int ends[2]) {
 /* posix_spawn's POSIX_SPAWN_SETSID (glibc 2.26): declared only under _GNU_SOURCE. */
 static const short snoozefuse_posix_spawn_setsid = 0x80;
 
+// glibc 2.34+: the child closes every descriptor from `from` on (after the other file actions).
+// Declared here: <spawn.h> shows it only to _GNU_SOURCE, which the Swift importer does not set.
+extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
+static inline int snoozefuse_spawn_close_from(posix_spawn_file_actions_t *actions, int from) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, from);
+}
+
 #endif

@@ -67,6 +67,10 @@ public enum ProcessSpawn {
             case .devNull: posix_spawn_file_actions_addopen(&actions, number, "/dev/null", number == 0 ? O_RDONLY : O_WRONLY, 0)
             }
         }
+        // The child gets these descriptors and no other: one the parent got without close-on-exec
+        // (from a library, or from whoever started it) would otherwise live on in the child, and
+        // in a guardian for as long as it rings.
+        _ = snoozefuse_spawn_close_from(&actions, Int32(max(descriptors.keys.max() ?? 2, 2) + 1))
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

@@ -55,7 +55,9 @@ struct ControlSocketTests {
             let nap = try home.launch(["nap", "--no-hold", "--release", "0", "--nap", "60", "--max", "120", "--device", "null",
                                        "--events", "jsonl", "--quiet", "--dismiss", "key"])
             defer {
-                nap.signal(SIGKILL)
+                // Cancelled, not killed: a killed nap's guardian would ring its alarm later.
+                _ = try? home.run(["stop", "--yes"])
+                if !waitFor(.seconds(10), { !nap.isRunning }) { nap.signal(SIGKILL) }
                 nap.wait()
             }
             seen.steps["napping"] = waitFor {
@@ -100,9 +102,19 @@ struct ControlSocketTests {
     /// ("no alarm time to move while ready", exit 64) and snoozed nothing; it answers as the nap.
     @Test func aGuardianHoldingTheNapBeforeItsAlarmMovesItThenSnoozesAndStopsIt() async throws {
         let seen = try await script { home, seen in
-            let nap = try home.launch(["nap", "--no-hold", "--release", "0", "--nap", "60", "--max", "120", "--device", "null",
-                                       "--events", "jsonl", "--quiet", "--dismiss", "key"])
+            // Started with a descriptor it did not open (fd 7, without close-on-exec), as a
+            // library or a shell may leave one: the guardian must not hold it for its whole life.
+            let stray = home.folder.path("stray-descriptor")
+            let nap = try home.launch(["-c", "exec 7<>\"$0\"; exec \"$@\"", stray, BuiltProducts.executable("snoozefuse").path,
+                                       "nap", "--no-hold", "--release", "0", "--nap", "60", "--max", "120", "--device", "null",
+                                       "--events", "jsonl", "--quiet", "--dismiss", "key"], program: executableInPath("sh"))
             seen.steps["napping"] = waitFor { home.state()?["phase"] as? String == "napping" && home.state()?["guardianPid"] != nil }
+            func holds(_ pid: Int32) -> Bool {
+                let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+                return fds.contains { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)")) == stray }
+            }
+            seen.steps["nap holds it"] = holds(nap.pid)
+            seen.steps["guardian holds it"] = holds((home.state()?["guardianPid"] as? NSNumber)?.int32Value ?? 0)
             let dueBefore = alarmDue(home.state()) ?? 0
             nap.signal(SIGKILL)
             nap.wait()
@@ -125,6 +137,7 @@ struct ControlSocketTests {
             seen.texts["guardian log"] = home.lines(home.guardianLog).map { "\($0["event"] ?? "") \($0["wall"] ?? "") \($0["until"] ?? "")" }.joined(separator: " | ")
         }
         #expect(seen["napping"] && seen["guarded"], "\(seen.texts)")
+        #expect(seen["nap holds it"] && !seen["guardian holds it"], "\(seen.steps)")
         #expect(seen.numbers["add status"] == 0, "\(seen.texts)")
         #expect(abs((seen.numbers["moved by"] ?? 0) + 45) < 1, "\(seen.numbers): \(seen.texts)")
         #expect(seen["ringing"], "\(seen.texts)")
