@@ -179,6 +179,21 @@ public final class PulseConnection {
         try complete(pa_context_set_sink_volume_by_name(context, sink, &volume, nil, nil), "set the volume of sink '\(sink)' to \(percent) %")
     }
 
+    /// Puts back the person's own volume and mute that `fix` keeps (on a sink with `channels`).
+    /// Returns what was done, in words (`volume back to 5 % and muted again`).
+    public func putBack(_ fix: SinkLevelFix, channels: Int) throws(PulseError) -> String {
+        var done: [String] = []
+        if let volume = fix.volumeBefore {
+            try setVolume(volume, channels: channels, sink: fix.sink)
+            done.append("volume back to \(volume) %")
+        }
+        if let muted = fix.mutedBefore {
+            try setMute(muted, sink: fix.sink)
+            done.append(muted ? "muted again" : "not muted")
+        }
+        return done.joined(separator: " and ")
+    }
+
     // MARK: - Changes
 
     /// Asks the server to tell this connection about every change of a sink or of the server

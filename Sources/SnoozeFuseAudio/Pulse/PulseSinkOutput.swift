@@ -443,19 +443,10 @@ public final class PulseSinkOutput: PCMWritable {
         for name in Array(playing.keys) { drop(name) }
         guard connection.isAlive else { return }
         for fix in plan.ledger.all {
-            var done: [String] = []
             do throws(PulseError) {
-                if let volume = fix.volumeBefore {
-                    let channels = sinks[fix.sink]?.channels ?? 2
-                    try connection.setVolume(volume, channels: channels, sink: fix.sink)
-                    done.append("volume back to \(volume) %")
-                }
-                if let muted = fix.mutedBefore {
-                    try connection.setMute(muted, sink: fix.sink)
-                    done.append(muted ? "muted again" : "not muted")
-                }
+                let done = try connection.putBack(fix, channels: sinks[fix.sink]?.channels ?? 2)
                 plan.ledger.remove(fix.sink)
-                plan.report(.restored(sink: fix.sink, message: "sink '\(fix.sink)': \(done.joined(separator: " and ")), as it was before the alarm"))
+                plan.report(.restored(sink: fix.sink, message: "sink '\(fix.sink)': \(done), as it was before the alarm"))
             } catch {
                 plan.report(.restored(sink: fix.sink, message: "sink '\(fix.sink)' could not be put back as it was (\(error)); it stays as the alarm left it"))
             }

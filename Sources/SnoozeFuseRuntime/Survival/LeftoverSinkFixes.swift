@@ -33,16 +33,8 @@ enum LeftoverSinkFixes {
             guard let sink = try connection.sink(named: fix.sink) else {
                 return "sink '\(fix.sink)', whose mute and volume an interrupted alarm changed, is gone: nothing to put back"
             }
-            var done: [String] = []
-            if let volume = fix.volumeBefore {
-                try connection.setVolume(volume, channels: sink.channels, sink: fix.sink)
-                done.append("volume back to \(volume) %")
-            }
-            if let muted = fix.mutedBefore {
-                try connection.setMute(muted, sink: fix.sink)
-                done.append(muted ? "muted again" : "not muted")
-            }
-            return "sink '\(fix.sink)': \(done.joined(separator: " and ")), as it was before an interrupted alarm changed it"
+            let done = try connection.putBack(fix, channels: sink.channels)
+            return "sink '\(fix.sink)': \(done), as it was before an interrupted alarm changed it"
         } catch {
             return "sink '\(fix.sink)' could not be put back as it was before an interrupted alarm: \(error)"
         }
