@@ -12,7 +12,7 @@ shipped binary. Not run by CI.
 
 Usage: Scripts/bench-report.py [--quick] [--only SECTION ...] [--binary PATH] [--out FILE]
   --quick   one pair, short windows, few naps: for development (the report says so)
-  --only    run only these sections (startup wakeups lateness audio memory import plugins
+  --only    run only these sections (startup wakeups lateness audio heard memory import plugins
             guardian history) and print their rows; RESULTS.md is written only by a whole run
 """
 import argparse
@@ -28,7 +28,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SECTIONS = ["startup", "wakeups", "lateness", "audio", "memory", "import", "plugins", "guardian", "history"]
+SECTIONS = ["startup", "wakeups", "lateness", "audio", "heard", "memory", "import", "plugins", "guardian", "history"]
 
 
 def say(text):
@@ -453,6 +453,134 @@ snd_pcm_sframes_t snd_pcm_writei(snd_pcm_t *pcm, const void *buffer, snd_pcm_ufr
         ratio = statistics.median(ours) / statistics.median(peer)
         self.row("CPU per second of alarm audio, same WAV, PulseAudio null sink", self.spread(ours, 1000, 3, " ms"),
                  "aplay " + self.spread(peer, 1000, 3, " ms"), f"{ratio:.2f} ×", "≤ 1.0 × aplay", ratio <= 1.0)
+
+    def heard(self):
+        """The alarm on the sound server's own output (libpulse, its monitors read): a mute made
+        mid-alarm to audible again, CPU per alarm-second beside aplay, the first frame's lateness
+        beside ALSA's pulse plugin, and peak memory beside aplay; all on a private PulseAudio."""
+        daemon, env = self.pulse()
+        nap = [self.binary, "nap", "--preset", "quick-test", "--no-hold", "--release", "0", "--nap", "1", "--fade-in", "0",
+               "--volume", "80", "--dismiss", "key", "--events", "jsonl", "--quiet"]
+
+        def lines_until(process, wanted, limit=30):
+            end = time.monotonic() + limit
+            while time.monotonic() < end:
+                line = process.stdout.readline()
+                if not line:
+                    break
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    continue
+                if wanted(event):
+                    return event
+            raise RuntimeError("the nap never said what was waited for")
+
+        # 1. A mute mid-alarm: from `pactl set-sink-mute` to the monitor carrying the alarm again.
+        mutes = 3 if self.quick else 10
+        process = self.start(nap + ["--ring-limit", str(8 + 4 * mutes)], env=env, stdout=subprocess.PIPE, text=True)
+        lines_until(process, lambda e: e.get("event") == "heard")
+        capture = os.path.join(self.work, "monitor.raw")
+        recorder = self.start(["pacat", "--record", "-d", "nullsink.monitor", "--raw", "--format=s16le", "--rate=48000",
+                               "--channels=1", "--latency-msec=10"], env=env, stdout=open(capture, "wb"))
+        while os.path.getsize(capture) == 0:
+            time.sleep(0.01)
+        marks = []
+        for _ in range(mutes):
+            time.sleep(1.5)
+            marks.append(os.path.getsize(capture) // 2)
+            subprocess.run(["pactl", "set-sink-mute", "nullsink", "1"], env=env, check=True)
+            time.sleep(2.5)
+        time.sleep(0.5)
+        self.end(recorder)
+        self.end(process)
+        data = open(capture, "rb").read()
+        samples = memoryview(data).cast("h")
+        window = 480  # 10 ms at 48 kHz
+
+        def loud(start):
+            chunk = samples[start:start + window]
+            return len(chunk) == window and (sum(x * x for x in chunk) / window) ** 0.5 / 32768 > 0.01
+
+        delays = []
+        for mark in marks:
+            position = mark
+            # The silence the mute made, then the alarm again.
+            while position < len(samples) and loud(position) and position < mark + 48000:
+                position += window
+            while position < len(samples) and not loud(position):
+                position += window
+            if position < len(samples):
+                delays.append((position - mark) / 48000)
+        if not delays:
+            raise RuntimeError("the monitor never carried the alarm again after a mute")
+        worst = max(delays)
+        self.row(f"a mute made mid-alarm to audible again, sound server output ({len(delays)} mutes)",
+                 self.spread(delays, 1000, 0, " ms"), "– (no peer fixes a mute)", "–", "≤ 2 s (median)",
+                 statistics.median(delays) <= 2.0)
+        self.notes.append(f"Mute to audible is read from a `pacat` recording of the sink's monitor (10 ms windows above "
+                          f"-40 dBFS): from the recording's length when `pactl set-sink-mute` was started to the first loud "
+                          f"window after the silence it made. The slowest of {len(delays)} took {worst * 1000:.0f} ms.")
+
+        # 2. CPU per alarm-second: the whole nap process (its timers, its streams, its monitor
+        # listener at 8 kHz) beside aplay playing a WAV on the same sink.
+        wav = os.path.join(self.work, "heard.wav")
+        subprocess.run(["sox", "-n", "-r", "48000", "-c", "2", "-b", "16", wav, "synth", str(self.window + 10),
+                        "sine", "880", "gain", "-6"], check=True)
+
+        def steady(command, ringing=False):
+            process = self.start(command, env=env)
+            time.sleep(3 + (1 if ringing else 0))
+            first = self.run_time(process.pid)
+            time.sleep(self.window)
+            second = self.run_time(process.pid)
+            if process.poll() is not None:
+                raise RuntimeError(f"{command[0]} ended before its window did")
+            self.end(process)
+            return (second - first) / self.window
+
+        ours, peer = self.alternate(lambda: steady(nap + ["--ring-limit", str(self.window + 10)], ringing=True),
+                                    lambda: steady(["aplay", "-q", "-D", "pulse", wav]))
+        ratio = statistics.median(ours) / statistics.median(peer)
+        self.row("CPU per second of alarm on the sound server, its monitor listener included", self.spread(ours, 1000, 3, " ms"),
+                 "aplay -D pulse " + self.spread(peer, 1000, 3, " ms"), f"{ratio:.2f} ×", "≤ 1.5 × aplay", ratio <= 1.5)
+
+        # 3. The first frame's lateness: libpulse's own streams beside ALSA's pulse plugin.
+        count = 5 if self.quick else 20
+
+        def lateness(extra):
+            run = subprocess.run(nap + ["--ring-limit", "1"] + extra, env=env, capture_output=True, text=True, timeout=60)
+            for line in run.stdout.splitlines():
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    continue
+                if event.get("event") == "alarm" and "lateness_ms" in event:
+                    return event["lateness_ms"]
+            raise RuntimeError("a nap reported no lateness")
+
+        server, plugin = self.alternate(lambda: lateness([]), lambda: lateness(["--device", "pulse"]), pairs=count)
+        worst_server, worst_plugin = max(server), max(plugin)
+        self.row(f"first frame lateness, sound server output ({count} naps; p99 = the worst)",
+                 f"p50 {statistics.median(server):.2f} ms, p99 {worst_server:.2f} ms",
+                 f"ALSA pulse plugin p50 {statistics.median(plugin):.2f} ms, p99 {worst_plugin:.2f} ms",
+                 f"{worst_server / worst_plugin:.2f} ×" if worst_plugin > 0 else "–", "p99 ≤ 2 ms", worst_server <= 2)
+
+        # 4. Peak memory of a nap ringing on the sound server, beside aplay on the same sink.
+        short = os.path.join(self.work, "short.wav")
+        subprocess.run(["sox", "-n", "-r", "48000", "-c", "2", "-b", "16", short, "synth", "3", "sine", "880", "gain", "-6"], check=True)
+
+        def peak(command):
+            out = os.path.join(self.work, "rss")
+            subprocess.run(["/usr/bin/time", "-f", "%M", "-o", out] + command, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, env=env, timeout=60)
+            return int(open(out).read().split()[-1]) / 1024
+
+        ours, peer = self.alternate(lambda: peak(nap + ["--ring-limit", "3"]), lambda: peak(["aplay", "-q", "-D", "pulse", short]))
+        ratio = statistics.median(ours) / statistics.median(peer)
+        self.row("peak memory of a nap ringing 3 s on the sound server", self.spread(ours, 1, 1, " MiB"),
+                 "aplay -D pulse, 3 s " + self.spread(peer, 1, 1, " MiB"), f"{ratio:.2f} ×", "report", None)
+        self.end(daemon)
 
     def memory(self):
         wav = os.path.join(self.work, "hour.wav")
