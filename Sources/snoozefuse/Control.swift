@@ -89,7 +89,12 @@ struct Status: ParsableCommand {
         case .damaged:
             return "damaged: \(status.damage ?? "the live state cannot be read") and no good copy of it is left (`snoozefuse stop` or the next nap moves it aside and records the nap as interrupted)"
         case .guarded:
-            return "guarded: the nap's process died; its guardian (pid \(status.pid ?? 0)) rings the alarm\(alarm)"
+            let guardian = "guarded: the nap's process died; its guardian (pid \(status.pid ?? 0))"
+            switch status.phase {
+            case .ringing?: return "\(guardian) rings the alarm now (`snoozefuse stop` stops it, `snoozefuse snooze` snoozes it)"
+            case .snoozed?: return "\(guardian) holds the snoozed alarm: it rings again in \(status.remainingText ?? "")\(alarm)"
+            default: return "\(guardian) rings the alarm\(alarm)"
+            }
         case .ringing:
             return "ringing (`snoozefuse stop` stops it, `snoozefuse snooze` snoozes it)"
         case .snoozed:

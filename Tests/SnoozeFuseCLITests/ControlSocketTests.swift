@@ -128,6 +128,7 @@ struct ControlSocketTests {
             seen.numbers["moved by"] = (alarmDue(home.state()) ?? 0) - dueBefore
             // Ringing by the guardian within a few seconds: snoozed from here, then stopped.
             seen.steps["ringing"] = waitFor { home.state()?["phase"] as? String == "ringing" }
+            seen.texts["status ringing"] = try home.run(["status"]).standardOutput
             let snooze = try home.run(["snooze", "1m"])
             seen.numbers["snooze status"] = Double(snooze.status)
             seen.texts["snooze"] = snooze.standardError
@@ -141,6 +142,8 @@ struct ControlSocketTests {
         #expect(seen.numbers["add status"] == 0, "\(seen.texts)")
         #expect(abs((seen.numbers["moved by"] ?? 0) + 45) < 1, "\(seen.numbers): \(seen.texts)")
         #expect(seen["ringing"], "\(seen.texts)")
+        #expect(seen.texts["status ringing"]?.contains("its guardian") == true && seen.texts["status ringing"]?.contains("rings the alarm now") == true,
+                "\(seen.texts)")
         #expect(seen.numbers["snooze status"] == 0, "\(seen.texts)")
         #expect(seen["snoozed"], "\(seen.texts)")
         #expect(seen.numbers["stop status"] == 0, "\(seen.texts)")
