@@ -426,6 +426,19 @@ snd_pcm_sframes_t snd_pcm_writei(snd_pcm_t *pcm, const void *buffer, snd_pcm_ufr
                 pass
         return total / 1e9
 
+    def steady_cpu(self, command, env, settle=3):
+        """CPU per second of `command` over a window from `settle` s after its start (linking,
+        opening the device and the server's stream set-up are outside it) to the window's end."""
+        process = self.start(command, env=env)
+        time.sleep(settle)
+        first = self.run_time(process.pid)
+        time.sleep(self.window)
+        second = self.run_time(process.pid)
+        if process.poll() is not None:
+            raise RuntimeError(f"{command[0]} ended before its window did")
+        self.end(process)
+        return (second - first) / self.window
+
     def audio(self):
         daemon, env = self.pulse()
         wav = os.path.join(self.work, "tone.wav")
@@ -433,17 +446,7 @@ snd_pcm_sframes_t snd_pcm_writei(snd_pcm_t *pcm, const void *buffer, snd_pcm_ufr
                         "sine", "440", "sine", "660", "gain", "-6"], check=True)
 
         def steady(command):
-            # From 3 s after the start (linking, opening the device and the server's stream set-up
-            # are outside the window) to the end of the window: CPU per second of audio.
-            process = self.start(command, env=env)
-            time.sleep(3)
-            first = self.run_time(process.pid)
-            time.sleep(self.window)
-            second = self.run_time(process.pid)
-            if process.poll() is not None:
-                raise RuntimeError(f"{command[0]} ended before its window did")
-            self.end(process)
-            return (second - first) / self.window
+            return self.steady_cpu(command, env)
 
         ours, peer = self.alternate(
             lambda: steady([self.binary, "sounds", "play", wav, "--device", "pulse", "--duration", str(self.window + 20),
@@ -528,19 +531,9 @@ snd_pcm_sframes_t snd_pcm_writei(snd_pcm_t *pcm, const void *buffer, snd_pcm_ufr
         subprocess.run(["sox", "-n", "-r", "48000", "-c", "2", "-b", "16", wav, "synth", str(self.window + 10),
                         "sine", "880", "gain", "-6"], check=True)
 
-        def steady(command, ringing=False):
-            process = self.start(command, env=env)
-            time.sleep(3 + (1 if ringing else 0))
-            first = self.run_time(process.pid)
-            time.sleep(self.window)
-            second = self.run_time(process.pid)
-            if process.poll() is not None:
-                raise RuntimeError(f"{command[0]} ended before its window did")
-            self.end(process)
-            return (second - first) / self.window
-
-        ours, peer = self.alternate(lambda: steady(nap + ["--ring-limit", str(self.window + 10)], ringing=True),
-                                    lambda: steady(["aplay", "-q", "-D", "pulse", wav]))
+        # The nap rings 1 s after it starts: its window begins a second later than aplay's.
+        ours, peer = self.alternate(lambda: self.steady_cpu(nap + ["--ring-limit", str(self.window + 10)], env, settle=4),
+                                    lambda: self.steady_cpu(["aplay", "-q", "-D", "pulse", wav], env))
         ratio = statistics.median(ours) / statistics.median(peer)
         self.row("CPU per second of alarm on the sound server, its monitor listener included", self.spread(ours, 1000, 3, " ms"),
                  "aplay -D pulse " + self.spread(peer, 1000, 3, " ms"), f"{ratio:.2f} ×", "≤ 1.5 × aplay", ratio <= 1.5)
