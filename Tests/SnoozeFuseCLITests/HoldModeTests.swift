@@ -5,20 +5,25 @@ import SnoozeFuseTestSupport
 /// Drives a program on a real pseudo-terminal (Python's `pty`, in the standard library): the
 /// program's standard input and error are the terminal, its standard output goes to a file.
 /// Steps: `hold:S` sends a space every 40 ms for S seconds (a held key's autorepeat), `wait:S`
-/// sends nothing. With `--transcript=PATH` every byte the terminal received is kept in PATH.
+/// sends nothing; the steps start once the program reads single keys. With
+/// `--transcript=PATH` every byte the terminal received is kept in PATH.
 let ptyDriver = #"""
-import os, pty, sys, time, select
+import os, pty, sys, time, select, termios
 # usage: drive.py EVENTS_FILE SCRIPT [--transcript=PATH] -- COMMAND...
 # SCRIPT: comma-separated steps "hold:SECONDS" (send a space every 40 ms) or "wait:SECONDS".
 events, script = sys.argv[1], sys.argv[2]
 command = sys.argv[sys.argv.index("--") + 1:]
 options = [a.split("=", 1)[1] for a in sys.argv[3:sys.argv.index("--")] if a.startswith("--transcript=")]
 transcript = open(options[0], "wb") if options else None
-pid, fd = pty.fork()
+master, terminal = pty.openpty()
+pid = os.fork()
 if pid == 0:
+    os.close(master)
     out = os.open(events, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.login_tty(terminal)
     os.dup2(out, 1)
     os.execvp(command[0], command)
+fd = master
 def receive():
     data = os.read(fd, 4096)
     if transcript:
@@ -32,7 +37,13 @@ def drain(seconds):
         if r:
             try: receive()
             except OSError: return
-time.sleep(0.3)
+# The steps start once the program reads keys one at a time (it turned ICANON off), at most 20 s
+# after it started: keys sent earlier would wait in the terminal's line buffer and reach it as
+# one burst when it starts reading, and the session would start late.
+ready_by = time.monotonic() + 20
+while termios.tcgetattr(terminal)[3] & termios.ICANON and time.monotonic() < ready_by:
+    drain(0.02)
+os.close(terminal)
 for step in script.split(","):
     kind, seconds = step.split(":")
     seconds = float(seconds)
