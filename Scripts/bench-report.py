@@ -426,17 +426,20 @@ snd_pcm_sframes_t snd_pcm_writei(snd_pcm_t *pcm, const void *buffer, snd_pcm_ufr
                 pass
         return total / 1e9
 
-    def steady_cpu(self, command, env, settle=3):
-        """CPU per second of `command` over a window from `settle` s after its start (linking,
-        opening the device and the server's stream set-up are outside it) to the window's end."""
-        process = self.start(command, env=env)
+    def steady_cpu(self, command, env, settle=3, beside=()):
+        """CPU per second of `command` (and of the commands `beside` it, added) over a window from
+        `settle` s after its start (linking, opening the device and the server's stream set-up are
+        outside it) to the window's end."""
+        processes = [self.start(c, env=env) for c in [command, *beside]]
         time.sleep(settle)
-        first = self.run_time(process.pid)
+        first = sum(self.run_time(p.pid) for p in processes)
         time.sleep(self.window)
-        second = self.run_time(process.pid)
-        if process.poll() is not None:
-            raise RuntimeError(f"{command[0]} ended before its window did")
-        self.end(process)
+        second = sum(self.run_time(p.pid) for p in processes)
+        for process, ran in zip(processes, [command, *beside]):
+            if process.poll() is not None:
+                raise RuntimeError(f"{ran[0]} ended before its window did")
+        for process in processes:
+            self.end(process)
         return (second - first) / self.window
 
     def audio(self):
@@ -531,12 +534,22 @@ snd_pcm_sframes_t snd_pcm_writei(snd_pcm_t *pcm, const void *buffer, snd_pcm_ufr
         subprocess.run(["sox", "-n", "-r", "48000", "-c", "2", "-b", "16", wav, "synth", str(self.window + 10),
                         "sine", "880", "gain", "-6"], check=True)
 
-        # The nap rings 1 s after it starts: its window begins a second later than aplay's.
-        ours, peer = self.alternate(lambda: self.steady_cpu(nap + ["--ring-limit", str(self.window + 10)], env, settle=4),
-                                    lambda: self.steady_cpu(["aplay", "-q", "-D", "pulse", wav], env))
+        # The nap rings 1 s after it starts: its window begins a second later than aplay's. A
+        # second peer adds what any listener pays to read the monitor: parec recording it at the
+        # listener's rate (mono float at 8 kHz) beside aplay.
+        recorder = ["parec", "-d", "nullsink.monitor", "--format=float32le", "--rate=8000", "--channels=1",
+                    "--latency-msec=250"]
+        ours, peer, listened = [], [], []
+        for _ in range(self.pairs):
+            ours.append(self.steady_cpu(nap + ["--ring-limit", str(self.window + 10)], env, settle=4))
+            peer.append(self.steady_cpu(["aplay", "-q", "-D", "pulse", wav], env))
+            listened.append(self.steady_cpu(["aplay", "-q", "-D", "pulse", wav], env, beside=[recorder]))
         ratio = statistics.median(ours) / statistics.median(peer)
         self.row("CPU per second of alarm on the sound server, its monitor listener included", self.spread(ours, 1000, 3, " ms"),
                  "aplay -D pulse " + self.spread(peer, 1000, 3, " ms"), f"{ratio:.2f} ×", "≤ 1.5 × aplay", ratio <= 1.5)
+        ratio = statistics.median(ours) / statistics.median(listened)
+        self.row("the same, beside aplay with parec recording the sink's monitor at 8 kHz", self.spread(ours, 1000, 3, " ms"),
+                 "aplay + parec " + self.spread(listened, 1000, 3, " ms"), f"{ratio:.2f} ×", "report", None)
 
         # 3. The first frame's lateness: libpulse's own streams beside ALSA's pulse plugin.
         count = 5 if self.quick else 20

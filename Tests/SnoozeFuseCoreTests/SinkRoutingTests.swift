@@ -160,6 +160,21 @@ struct AlarmBandProfileTests {
         #expect(!test.proves(hiss, written: Self.written), "similarity \(hiss.similarity(to: Self.written))")
     }
 
+    @Test func anAnalyserUsedForManyBlocksProfilesEachAsIfItWereTheFirst() {
+        // A stream keeps one analyser: nothing of one block may leak into the next.
+        var analyser = AlarmBandAnalyser(sampleRate: Self.rate)
+        let blocks = [Self.alarm, Self.noise(), Self.tone([196, 247, 294]), Self.alarm.map { $0 * 0.25 }]
+        for block in blocks + blocks.reversed() {
+            let reused = block.withUnsafeBufferPointer { analyser.profile(of: $0, channels: 1) }
+            let fresh = AlarmBandProfile.of(block, sampleRate: Self.rate)
+            #expect(reused == fresh)
+        }
+        // Interleaved stereo: the first channel is the one analysed.
+        let stereo = zip(Self.alarm, Self.noise()).flatMap { [$0, $1] }
+        var stereoAnalyser = AlarmBandAnalyser(sampleRate: Self.rate)
+        #expect(stereo.withUnsafeBufferPointer { stereoAnalyser.profile(of: $0, channels: 2) } == Self.written)
+    }
+
     @Test func theAlarmUnderQuieterOtherAudioStillProvesItself() {
         let mixed = zip(Self.alarm, Self.noise(amplitude: 0.05)).map { $0 + $1 }
         #expect(AlarmHeardTest().proves(AlarmBandProfile.of(mixed, sampleRate: Self.rate), written: Self.written))

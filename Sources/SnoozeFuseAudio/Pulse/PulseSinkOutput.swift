@@ -101,7 +101,17 @@ public final class PulseSinkOutput: PCMWritable {
     private var monitorSamples: [String: [Float]] = [:]
     private var written: [AlarmBandProfile] = []
     private var writtenBlock: [Float] = []
-    private var watch: HeardWatch<BootInstant>?
+    /// Where the written stream is within its current second, in frames.
+    private var writtenPosition = 0
+    /// Profiles what was written (at the stream's rate) and what the monitors carried (at
+    /// ``monitorRate``), their tables made once.
+    private var writtenAnalyser: AlarmBandAnalyser
+    private var monitorAnalyser = AlarmBandAnalyser(sampleRate: PulseSinkOutput.monitorRate)
+    private var watch: HeardWatch<BootInstant>? {
+        didSet { watchDeadline = watch?.nextDeadline }
+    }
+    /// The watch's next deadline, kept from its last change (looked at on every write).
+    private var watchDeadline: BootInstant?
     private let heardTest = AlarmHeardTest()
     private var closed = false
     /// The bytes of the float conversion of an S16 write.
@@ -109,6 +119,8 @@ public final class PulseSinkOutput: PCMWritable {
 
     /// The rate the monitors are read at.
     static let monitorRate = 8_000
+    /// How much of a monitor's recording is tested at once (a quarter of a second).
+    static let monitorBlockFrames = monitorRate / 4
     /// How much of the written stream makes one profile (about a quarter of a second).
     private var blockFrames: Int { format.sampleRate / 4 }
 
@@ -123,6 +135,7 @@ public final class PulseSinkOutput: PCMWritable {
         let period = rate / 10
         format = PCMStreamFormat(sampleFormat: .float32LE, sampleRate: rate, channels: channels,
                                  bufferFrames: period * 3, periodFrames: period)
+        writtenAnalyser = AlarmBandAnalyser(sampleRate: rate)
         do throws(PulseError) {
             connection = try PulseConnection(limit: limit)
             let (_, defaultSink) = try connection.serverInfo()
@@ -192,8 +205,9 @@ public final class PulseSinkOutput: PCMWritable {
         }
         var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(Self.monitorRate), channels: 1)
         guard let stream = pa_stream_new(connection.context, "Alarm proof", &spec, nil) else { return }
+        // A fragment is one block the proof tests (a quarter second): one wake-up per block.
         var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max, minreq: UInt32.max,
-                                        fragsize: UInt32(Self.monitorRate / 10 * 4))
+                                        fragsize: UInt32(Self.monitorBlockFrames * 4))
         let flags = pa_stream_flags_t(PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_DONT_MOVE.rawValue)
         guard pa_stream_connect_record(stream, monitor, &attributes, flags) >= 0 else {
             pa_stream_unref(stream)
@@ -335,21 +349,38 @@ public final class PulseSinkOutput: PCMWritable {
         watchTime()
     }
 
-    /// Keeps the profile of what was written lately (the first channel, in blocks of ~250 ms).
+    /// Keeps the profile of what was written lately: the first channel's first quarter second of
+    /// each second (an alarm repeats within a second or two; four profiles over the last four
+    /// seconds make the reference). Analysing every quarter second cost the alarm more CPU than
+    /// playing it did.
     private func noteWritten(_ samples: UnsafeBufferPointer<Float>) {
         guard !monitors.isEmpty else { return }
-        let channels = format.channels
+        let channels = format.channels, blockFrames = blockFrames, secondFrames = format.sampleRate
+        // Filled as a local: the block is a stored property, and each access to one is checked.
+        var block = writtenBlock
+        writtenBlock = []
+        block.reserveCapacity(blockFrames)
         var frame = 0
-        while frame * channels < samples.count {
-            writtenBlock.append(samples[frame * channels])
-            frame += 1
-            if writtenBlock.count >= blockFrames {
-                let profile = writtenBlock.withUnsafeBufferPointer { AlarmBandProfile.of($0, channels: 1, sampleRate: format.sampleRate) }
-                written.append(profile)
-                if written.count > 16 { written.removeFirst(written.count - 16) }
-                writtenBlock.removeAll(keepingCapacity: true)
+        let frames = samples.count / channels
+        while frame < frames {
+            if writtenPosition >= blockFrames {
+                // The rest of this second is not analysed.
+                let skip = min(frames - frame, secondFrames - writtenPosition)
+                frame += skip
+                writtenPosition = (writtenPosition + skip) % secondFrames
+                continue
+            }
+            let take = min(frames - frame, blockFrames - block.count)
+            for index in frame ..< frame + take { block.append(samples[index * channels]) }
+            frame += take
+            writtenPosition += take
+            if block.count >= blockFrames {
+                written.append(block.withUnsafeBufferPointer { writtenAnalyser.profile(of: $0, channels: 1) })
+                if written.count > 4 { written.removeFirst(written.count - 4) }
+                block.removeAll(keepingCapacity: true)
             }
         }
+        writtenBlock = block
     }
 
     /// Takes what the monitors recorded; each full quarter second is tested against what was
@@ -370,12 +401,12 @@ public final class PulseSinkOutput: PCMWritable {
                 }
                 pa_stream_drop(stream)
             }
-            let window = Self.monitorRate / 4
+            let window = Self.monitorBlockFrames
             while let samples = monitorSamples[name], samples.count >= window {
                 let block = Array(samples.prefix(window))
                 monitorSamples[name] = Array(samples.dropFirst(window))
                 guard let reference = AlarmBandProfile.mean(written) else { continue }
-                let heard = AlarmBandProfile.of(block, sampleRate: Self.monitorRate)
+                let heard = block.withUnsafeBufferPointer { monitorAnalyser.profile(of: $0, channels: 1) }
                 if heardTest.proves(heard, written: reference), var watch {
                     let effects = watch.proof(sink: name, level: heard.level, at: BootInstant.now)
                     self.watch = watch
@@ -386,7 +417,7 @@ public final class PulseSinkOutput: PCMWritable {
     }
 
     private func watchTime() {
-        guard var watch, let next = watch.nextDeadline, next <= BootInstant.now else { return }
+        guard var watch, let next = watchDeadline, next <= BootInstant.now else { return }
         let effects = watch.timeElapsed(at: BootInstant.now)
         self.watch = watch
         perform(effects)

@@ -36,41 +36,11 @@ public struct AlarmBandProfile: Sendable, Hashable {
     }()
 
     /// The profile of `samples` (interleaved, `channels` per frame; the first channel is analysed)
-    /// at `sampleRate`: windows of about 64 ms, Hann-weighted, averaged.
+    /// at `sampleRate`: windows of about 64 ms, Hann-weighted, averaged. Makes its tables each
+    /// time: what profiles a stream keeps an ``AlarmBandAnalyser``.
     public static func of(_ samples: UnsafeBufferPointer<Float>, channels: Int, sampleRate: Int) -> AlarmBandProfile {
-        let channels = max(channels, 1)
-        let frames = samples.count / channels
-        var size = 256
-        while size < sampleRate * 64 / 1000 { size *= 2 }
-        var sumSquares = 0.0
-        for frame in 0 ..< frames {
-            let value = Double(samples[frame * channels])
-            sumSquares += value * value
-        }
-        let level = frames > 0 ? (sumSquares / Double(frames)).squareRoot() : 0
-        var bands = [Double](repeating: 0, count: edges.count - 1)
-        guard frames >= size else { return AlarmBandProfile(bands: bands, level: level) }
-        let binWidth = Double(sampleRate) / Double(size)
-        var fft = RealSpectrum(size: size)
-        var windows = 0
-        var start = 0
-        while start + size <= frames {
-            fft.load { index in Double(samples[(start + index) * channels]) }
-            let powers = fft.powers()
-            for band in 0 ..< bands.count {
-                let first = max(Int((edges[band] / binWidth).rounded(.up)), 1)
-                let last = min(Int((edges[band + 1] / binWidth).rounded(.down)), powers.count - 1)
-                // A band narrower than a bin takes the nearest bin.
-                let range = first <= last ? first ... last : min(first, powers.count - 1) ... min(first, powers.count - 1)
-                var sum = 0.0
-                for bin in range { sum += powers[bin] }
-                bands[band] += sum / Double(range.count)
-            }
-            windows += 1
-            start += size
-        }
-        for band in bands.indices { bands[band] /= Double(windows) }
-        return AlarmBandProfile(bands: bands, level: level)
+        var analyser = AlarmBandAnalyser(sampleRate: sampleRate)
+        return analyser.profile(of: samples, channels: channels)
     }
 
     /// The profile of `samples` (one channel).
@@ -129,14 +99,73 @@ public struct AlarmHeardTest: Sendable, Hashable {
     }
 }
 
+/// Profiles blocks of one stream at one sample rate (windows of about 64 ms, Hann-weighted,
+/// averaged): the FFT's tables and each band's bins are made once, when the stream starts, not
+/// for each block. A profile every quarter second of a 48 kHz stream is about a millisecond of
+/// work per second (the tables, made each time, were several).
+public struct AlarmBandAnalyser: Sendable {
+    public let sampleRate: Int
+    private var spectrum: RealSpectrum
+    /// The bins of each band (a band narrower than a bin takes the nearest bin).
+    private let bandBins: [ClosedRange<Int>]
+    private var powers: [Double]
+
+    public init(sampleRate: Int) {
+        self.sampleRate = max(sampleRate, 1)
+        var size = 256
+        while size < self.sampleRate * 64 / 1000 { size *= 2 }
+        spectrum = RealSpectrum(size: size)
+        powers = [Double](repeating: 0, count: size / 2 + 1)
+        let binWidth = Double(self.sampleRate) / Double(size)
+        let lastBin = size / 2
+        let edges = AlarmBandProfile.edges
+        bandBins = (0 ..< edges.count - 1).map { band in
+            let first = max(Int((edges[band] / binWidth).rounded(.up)), 1)
+            let last = min(Int((edges[band + 1] / binWidth).rounded(.down)), lastBin)
+            return first <= last ? first ... last : min(first, lastBin) ... min(first, lastBin)
+        }
+    }
+
+    /// The profile of `samples` (interleaved, `channels` per frame; the first channel is analysed).
+    public mutating func profile(of samples: UnsafeBufferPointer<Float>, channels: Int) -> AlarmBandProfile {
+        let channels = max(channels, 1)
+        let frames = samples.count / channels
+        let size = spectrum.size
+        var sumSquares = 0.0
+        for frame in 0 ..< frames {
+            let value = Double(samples[frame * channels])
+            sumSquares += value * value
+        }
+        let level = frames > 0 ? (sumSquares / Double(frames)).squareRoot() : 0
+        var bands = [Double](repeating: 0, count: bandBins.count)
+        guard frames >= size else { return AlarmBandProfile(bands: bands, level: level) }
+        var windows = 0
+        var start = 0
+        while start + size <= frames {
+            spectrum.transform(samples, from: start, channels: channels, powers: &powers)
+            for (band, bins) in bandBins.enumerated() {
+                var sum = 0.0
+                for bin in bins { sum += powers[bin] }
+                bands[band] += sum / Double(bins.count)
+            }
+            windows += 1
+            start += size
+        }
+        for band in bands.indices { bands[band] /= Double(windows) }
+        return AlarmBandProfile(bands: bands, level: level)
+    }
+}
+
 /// The power spectrum of a block of real samples: a radix-2 FFT, its tables made once per size.
-struct RealSpectrum: Sendable, Hashable {
+struct RealSpectrum: Sendable {
     let size: Int
     private var real: [Double]
     private var imaginary: [Double]
     private let window: [Double]
     private let cosines: [Double]
     private let sines: [Double]
+    /// Each index's bit-reversed partner.
+    private let reversed: [Int]
 
     init(size: Int) {
         precondition(size >= 2 && size & (size - 1) == 0, "the size must be a power of two")
@@ -147,25 +176,10 @@ struct RealSpectrum: Sendable, Hashable {
         window = (0 ..< size).map { 0.5 - 0.5 * cosine(angle($0)) }
         cosines = (0 ..< size / 2).map { cosine(angle($0)) }
         sines = (0 ..< size / 2).map { -cosine(angle($0) - Double.pi / 2) }
-    }
-
-    /// Loads the block, sample `index` from `sample(index)`, Hann-weighted.
-    mutating func load(_ sample: (Int) -> Double) {
-        for index in 0 ..< size {
-            real[index] = sample(index) * window[index]
-            imaginary[index] = 0
-        }
-    }
-
-    /// The power of each bin from 0 to size/2 (the loaded block is transformed in place).
-    mutating func powers() -> [Double] {
-        // Bit-reversed order.
+        var reversed = [Int](repeating: 0, count: size)
         var target = 0
         for index in 0 ..< size {
-            if index < target {
-                real.swapAt(index, target)
-                imaginary.swapAt(index, target)
-            }
+            reversed[index] = target
             var bit = size >> 1
             while target & bit != 0 {
                 target ^= bit
@@ -173,24 +187,48 @@ struct RealSpectrum: Sendable, Hashable {
             }
             target |= bit
         }
-        var length = 2
-        while length <= size {
-            let step = size / length
-            for start in stride(from: 0, to: size, by: length) {
-                for offset in 0 ..< length / 2 {
-                    let c = cosines[offset * step], s = sines[offset * step]
-                    let a = start + offset, b = a + length / 2
-                    let tr = real[b] * c - imaginary[b] * s
-                    let ti = real[b] * s + imaginary[b] * c
-                    real[b] = real[a] - tr
-                    imaginary[b] = imaginary[a] - ti
-                    real[a] += tr
-                    imaginary[a] += ti
-                }
+        self.reversed = reversed
+    }
+
+    /// Transforms `size` frames of `samples` from frame `start` (the first of `channels`),
+    /// Hann-weighted, and writes the power of each bin from 0 to size/2 into `powers`.
+    mutating func transform(_ samples: UnsafeBufferPointer<Float>, from start: Int, channels: Int, powers: inout [Double]) {
+        let size = size
+        precondition(samples.count >= (start + size) * channels && powers.count > size / 2)
+        window.withUnsafeBufferPointer { window in
+        reversed.withUnsafeBufferPointer { reversed in
+        cosines.withUnsafeBufferPointer { cosines in
+        sines.withUnsafeBufferPointer { sines in
+        real.withUnsafeMutableBufferPointer { real in
+        imaginary.withUnsafeMutableBufferPointer { imaginary in
+            // Loaded in bit-reversed order, so the butterflies work in place.
+            for index in 0 ..< size {
+                real[reversed[index]] = Double(samples[(start + index) * channels]) * window[index]
+                imaginary[index] = 0
             }
-            length *= 2
-        }
-        return (0 ... size / 2).map { real[$0] * real[$0] + imaginary[$0] * imaginary[$0] }
+            var length = 2
+            while length <= size {
+                let half = length / 2, step = size / length
+                var first = 0
+                while first < size {
+                    for offset in 0 ..< half {
+                        let c = cosines[offset * step], s = sines[offset * step]
+                        let a = first + offset, b = a + half
+                        let tr = real[b] * c - imaginary[b] * s
+                        let ti = real[b] * s + imaginary[b] * c
+                        real[b] = real[a] - tr
+                        imaginary[b] = imaginary[a] - ti
+                        real[a] += tr
+                        imaginary[a] += ti
+                    }
+                    first += length
+                }
+                length *= 2
+            }
+            powers.withUnsafeMutableBufferPointer { powers in
+                for bin in 0 ... size / 2 { powers[bin] = real[bin] * real[bin] + imaginary[bin] * imaginary[bin] }
+            }
+        }}}}}}
     }
 }
 

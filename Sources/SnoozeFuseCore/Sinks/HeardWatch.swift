@@ -69,17 +69,20 @@ public struct HeardWatch<Instant: InstantProtocol>: Sendable, Hashable where Ins
         return effects
     }
 
-    /// When ``timeElapsed(at:)`` must run next; nil when nothing is listened to.
+    /// When ``timeElapsed(at:)`` must run next; nil when nothing is listened to. The output asks
+    /// after each change and keeps the answer: it plays, and must not work this out on every write.
     public var nextDeadline: Instant? {
         guard !listening.isEmpty else { return nil }
-        var deadlines: [Instant] = []
+        var next: Instant?
         if steps.count < Step.allCases.count || recovered {
-            deadlines.append(max(lastAnyProof ?? due, lastEscalation ?? due).advanced(by: limit))
+            next = max(lastAnyProof ?? due, lastEscalation ?? due).advanced(by: limit)
         }
         for sink in listening where !reportedUnheard.contains(sink) {
-            if let last = lastProof[sink] { deadlines.append(last.advanced(by: limit)) }
+            guard let last = lastProof[sink] else { continue }
+            let deadline = last.advanced(by: limit)
+            if next.map({ deadline < $0 }) ?? true { next = deadline }
         }
-        return deadlines.min()
+        return next
     }
 
     public mutating func timeElapsed(at now: Instant) -> [Effect] {
