@@ -179,6 +179,10 @@ public enum AlarmChainEffect<Instant: InstantProtocol>: Sendable, Hashable where
 /// - A device lost mid-alarm hands over to the fallback at once and is reopened after 2 s, 4 s,
 ///   8 s, then every 8 s; when it writes again, the alarm resumes where it was and the fallback
 ///   stops. An open that hung is never repeated while it hangs: it is used if it completes.
+/// - The sound server lost mid-alarm (it died, or froze): beside the fallback, the ALSA devices
+///   after it in the chain are tried at once, in order (`default`, then `sysdefault`: the card
+///   itself, which a dead server no longer holds); the first to write takes the alarm over where
+///   it was and the fallback stops. While none plays, the server is reopened as above.
 /// - `stop` wins over everything: whatever is pending, nothing sounds after it.
 public struct AlarmChain<Instant: InstantProtocol>: Sendable, Hashable where Instant.Duration == Duration {
     public enum Mode: Sendable, Hashable {
@@ -235,6 +239,8 @@ public struct AlarmChain<Instant: InstantProtocol>: Sendable, Hashable where Ins
 
     private var nextAttempt = 0
     private var reconnectDevice: String?
+    /// The devices still to try in place of a sound server lost mid-alarm, in order.
+    public private(set) var substitutes: [String] = []
     private var reconnectCount = 0
     /// Opens that have not returned, with when they count as hung.
     private var pendingOpens: [Int: PendingOpen] = [:]
@@ -256,13 +262,16 @@ public struct AlarmChain<Instant: InstantProtocol>: Sendable, Hashable where Ins
 
     /// The name of the sound server's own output (libpulse streams on the routed sinks) in the chain.
     public static var soundServer: String { "sound server" }
+    /// ALSA's name for the card's own default device, past any sound server.
+    public static var hardware: String { "sysdefault" }
 
     /// - Parameter soundServer: try the sound server's own output first when the device asked
-    ///   for is ALSA's `default` (on a desktop, the same server through ALSA's `pulse` plugin).
+    ///   for is ALSA's `default` (on a desktop, the same server through ALSA's `pulse` plugin),
+    ///   and ALSA's `sysdefault` (the card, past the server) after `default`.
     public init(device: String?, soundServer: Bool = false, limits: AlarmChainLimits = AlarmChainLimits(),
                 fallbackName: String = "terminal bell") {
         var devices = [device ?? "default"]
-        if soundServer, devices == ["default"] { devices.insert(Self.soundServer, at: 0) }
+        if soundServer, devices == ["default"] { devices = [Self.soundServer, "default", Self.hardware] }
         if !devices.contains("default") { devices.append("default") }
         self.devices = devices
         self.limits = limits
@@ -424,26 +433,28 @@ public struct AlarmChain<Instant: InstantProtocol>: Sendable, Hashable where Ins
         guard var attempt = current, attempt.id == id, attempt.firstWrite == nil else { return }
         attempt.firstWrite = instant
         current = attempt
-        let wasReconnecting: Bool
+        let lost: String?
         switch mode {
-        case .starting: wasReconnecting = false
-        case .onFallback: wasReconnecting = true
+        case .starting: lost = nil
+        case .onFallback(let device): lost = device
         case .idle, .playing, .finished: return
         }
         mode = .playing
         reconnectAt = nil
         reconnectDevice = nil
         reconnectCount = 0
+        substitutes = []
         settle(into: &effects)
         guard fallbackSounding else { return }
         fallbackSounding = false
         effects.append(.stopFallback)
         let name = Self.outputName(attempt.device)
-        effects.append(.change(AlarmOutputChange(
-            kind: .restored, output: name,
-            message: wasReconnecting
-                ? "\(name) is back; the alarm resumes there at \(resumePosition.compactDescription)"
-                : "\(name) started late; the alarm moved there from the \(fallbackName)")))
+        let message = switch lost {
+        case nil: "\(name) started late; the alarm moved there from the \(fallbackName)"
+        case attempt.device: "\(name) is back; the alarm resumes there at \(resumePosition.compactDescription)"
+        case let lost?: "\(name) took the alarm over from the lost \(Self.outputName(lost)); it resumes there at \(resumePosition.compactDescription)"
+        }
+        effects.append(.change(AlarmOutputChange(kind: .restored, output: name, message: message)))
     }
 
     /// `attempt` failed to open, failed, or stalled: the chain goes on, or the fallback sounds.
@@ -462,11 +473,24 @@ public struct AlarmChain<Instant: InstantProtocol>: Sendable, Hashable where Ins
         case .playing:
             mode = .onFallback(device: attempt.device)
             startFallback(into: &effects)
+            // The sound server's loss leaves the ALSA devices after it: tried at once, beside the fallback.
+            if attempt.device == Self.soundServer, let index = devices.firstIndex(of: attempt.device) {
+                substitutes = devices[(index + 1)...].filter { hungOpens[$0] == nil }
+            }
+            let tried = substitutes.isEmpty ? ""
+                : "; \(substitutes.map(Self.outputName).joined(separator: ", then ")) \(substitutes.count == 1 ? "is" : "are") tried now"
             effects.append(.change(AlarmOutputChange(
                 kind: .lost, output: fallbackName,
-                message: "\(name) was lost mid-alarm (\(reason)); the alarm continues on the \(fallbackName) and \(attempt.device) is reopened in \(limits.reconnectDelays[0].compactDescription)")))
+                message: "\(name) was lost mid-alarm (\(reason)); the alarm continues on the \(fallbackName)\(tried) and \(attempt.device) is reopened in \(limits.reconnectDelays[0].compactDescription)")))
             reconnectCount = 0
             scheduleReconnect(device: attempt.device, now: now)
+            trySubstitute(now: now, into: &effects)
+        case .onFallback(let device) where attempt.device != device:
+            // A device tried in place of the lost sound server failed: the next one, if any; the
+            // server's reconnect stays on its schedule.
+            effects.append(.change(AlarmOutputChange(kind: .retryFailed, output: fallbackName,
+                                                     message: "\(name) in place of the \(Self.outputName(device)) failed: \(reason)")))
+            trySubstitute(now: now, into: &effects)
         case .onFallback(let device):
             // A reconnected device failed again before or after its first write.
             if attempt.firstWrite == nil {
@@ -480,6 +504,13 @@ public struct AlarmChain<Instant: InstantProtocol>: Sendable, Hashable where Ins
             }
             scheduleReconnect(device: device, now: now)
         }
+    }
+
+    /// Opens the next device in place of the lost sound server, if one is left and nothing opens.
+    private mutating func trySubstitute(now: Instant, into effects: inout [AlarmChainEffect<Instant>]) {
+        guard current == nil, !substitutes.isEmpty else { return }
+        let device = substitutes.removeFirst()
+        begin(device: device, due: nil, position: resumePosition, now: now, into: &effects)
     }
 
     /// A failure for the report, or, once the report went out, a change.
@@ -532,6 +563,7 @@ public struct AlarmChain<Instant: InstantProtocol>: Sendable, Hashable where Ins
         watchAt = nil
         reconnectAt = nil
         reconnectDevice = nil
+        substitutes = []
         if let attempt = current {
             current = nil
             // One still opening is abandoned when its open returns.
@@ -602,7 +634,12 @@ public struct AlarmChain<Instant: InstantProtocol>: Sendable, Hashable where Ins
     /// One reconnect attempt. While an earlier open of the device still hangs, that one is waited
     /// for instead of opening it again.
     private mutating func reconnect(now: Instant, into effects: inout [AlarmChainEffect<Instant>]) {
-        guard let device = reconnectDevice, case .onFallback(let lost) = mode, lost == device, current == nil else { return }
+        guard let device = reconnectDevice, case .onFallback(let lost) = mode, lost == device else { return }
+        guard current == nil else {
+            // A device tried in its place is still opening: the reconnect waits for the next turn.
+            scheduleReconnect(device: device, now: now)
+            return
+        }
         if let hung = hungOpens[device] {
             effects.append(.change(AlarmOutputChange(
                 kind: .retryFailed, output: fallbackName,

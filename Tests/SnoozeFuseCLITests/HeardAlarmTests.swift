@@ -9,10 +9,10 @@ private struct ServerNap {
     let events: LineCollector
     let messages: LineCollector
 
-    init(on pulse: PrivatePulse, ringLimit: Int, options: [String] = []) throws {
+    init(on pulse: PrivatePulse, ringLimit: Int, options: [String] = [], environment: [String: String] = [:]) throws {
         let arguments = ["nap", "--preset", "quick-test", "--no-hold", "--release", "0", "--nap", "1", "--fade-in", "0",
                          "--volume", "80", "--ring-limit", "\(ringLimit)", "--dismiss", "key", "--events", "jsonl", "--quiet"] + options
-        process = try pulse.launch(BuiltProducts.executable("snoozefuse"), arguments)
+        process = try pulse.launch(BuiltProducts.executable("snoozefuse"), arguments, extraEnvironment: environment)
         events = LineCollector(process.standardOutput)
         messages = LineCollector(process.standardError)
     }
@@ -203,6 +203,45 @@ private enum HeardScenario {
         #expect(afterRestart > 0.02, "the monitor after the server came back: \(afterRestart)")
     }
 
+    /// The server dies mid-alarm on a machine whose card it held: ALSA `default` (configured
+    /// nowhere here, as when it leads to the dead server) fails at once, and the card itself
+    /// (`sysdefault`: here ALSA's file PCM, recording what it is given) takes the alarm over
+    /// where it was; the bell sounds only in between.
+    static func theServerKilledMidAlarmHandsTheAlarmToTheCard(on server: SoundServer) async throws {
+        let pulse = try PrivatePulse(server: server)
+        defer { pulse.cleanUp() }
+        try pulse.startDaemon()
+        let card = pulse.directory.appendingPathComponent("card.wav")
+        let configuration = pulse.directory.appendingPathComponent("asound.conf")
+        try """
+        pcm.sysdefault {
+            type file
+            slave.pcm { type null }
+            file "\(card.path)"
+            format "wav"
+        }
+        """.write(to: configuration, atomically: true, encoding: .utf8)
+        let (status, events, messages) = try await onOwnThread {
+            let nap = try ServerNap(on: pulse, ringLimit: 9, environment: ["ALSA_CONFIG_PATH": configuration.path])
+            _ = try nap.events.waitBlocking(for: "the proof") { $0["event"] as? String == "heard" }
+            pulse.killDaemon()
+            _ = try nap.events.waitBlocking(for: "the card") {
+                $0["event"] as? String == "output" && $0["output"] as? String == "ALSA sysdefault"
+            }
+            let status = try nap.waitForEnd()
+            return (status, nap.events.text, nap.messages.text)
+        }
+        #expect(status == 0, "\(messages)")
+        #expect(events.contains("ALSA default, then ALSA sysdefault are tried now"), "\(events)")
+        #expect(events.contains("ALSA default in place of the sound server failed"), "\(events)")
+        #expect(events.contains("ALSA sysdefault took the alarm over from the lost sound server"), "\(events)")
+        #expect(events.contains("\"outcome\":\"ring_limit\""), "\(events)")
+        // What the card was given: the rest of the alarm, loud.
+        let recorded = try wavContents(card.path)
+        #expect(recorded.seconds > 3, "the card recorded \(recorded.seconds) s")
+        #expect(rms(recorded.samples) > 0.05)
+    }
+
     /// Whichever way the alarm ends (dismissed from another terminal, SIGTERM), the person's
     /// mute and volume come back.
     static func theMuteAndVolumeComeBackWhenDismissedOrTerminated(on server: SoundServer) async throws {
@@ -334,6 +373,10 @@ struct HeardAlarmSuites {
             try await HeardScenario.theServerKilledMidAlarmRingsTheBellAndComesBackWithIt(on: .pulseAudio)
         }
 
+        @Test func theServerKilledMidAlarmHandsTheAlarmToTheCard() async throws {
+            try await HeardScenario.theServerKilledMidAlarmHandsTheAlarmToTheCard(on: .pulseAudio)
+        }
+
         @Test func theMuteAndVolumeComeBackWhenDismissedOrTerminated() async throws {
             try await HeardScenario.theMuteAndVolumeComeBackWhenDismissedOrTerminated(on: .pulseAudio)
         }
@@ -379,6 +422,10 @@ struct HeardAlarmSuites {
 
         @Test func theServerKilledMidAlarmRingsTheBellAndComesBackWithIt() async throws {
             try await HeardScenario.theServerKilledMidAlarmRingsTheBellAndComesBackWithIt(on: .pipeWire)
+        }
+
+        @Test func theServerKilledMidAlarmHandsTheAlarmToTheCard() async throws {
+            try await HeardScenario.theServerKilledMidAlarmHandsTheAlarmToTheCard(on: .pipeWire)
         }
 
         @Test func theMuteAndVolumeComeBackWhenDismissedOrTerminated() async throws {

@@ -73,8 +73,10 @@ struct ChainSimulation {
     var reconnectOpens: [Instant] = []
     var problems: [String] = []
 
-    init(devices: [String: [DeviceScript]], armed: Bool, stopAfter: Int) {
-        chain = Chain(device: "want", limits: AlarmChainLimits())
+    /// With `soundServer`, the chain starts on the sound server (scripts "sound server", "default"
+    /// and "sysdefault"); otherwise on "want", then "default".
+    init(devices: [String: [DeviceScript]], armed: Bool, stopAfter: Int, soundServer: Bool = false) {
+        chain = soundServer ? Chain(device: nil, soundServer: true) : Chain(device: "want", limits: AlarmChainLimits())
         scripts = devices
         due = Instant(offset: .seconds(armed ? 2 : 0))
         stopAt = due.advanced(by: .milliseconds(stopAfter))
@@ -104,7 +106,8 @@ struct ChainSimulation {
         switch effect {
         case .open(let id, let device, let due, _):
             if stopped { afterStopSound.append("open \(device) at \(now)") }
-            if due == nil { reconnectOpens.append(now) }
+            // A reopen of the lost device (not a device tried in place of a lost sound server).
+            if due == nil, chain.mode == .onFallback(device: device) { reconnectOpens.append(now) }
             let list = scripts[device] ?? []
             let script = list.isEmpty ? DeviceScript(open: .fail(0), firstWrite: nil, then: .playsOn)
                 : list[(used[device] ?? 0) % list.count]
@@ -231,6 +234,24 @@ struct ChainSimulation {
         if fallbackOn, let from = fallbackFrom { fallbackIntervals.append((from, end)) }
     }
 
+    /// Where the reconnects broke their schedule: 2 s, 4 s, 8 s, then 8 s after each failure,
+    /// never counted from before the alarm; every reopen exactly when it was scheduled.
+    func backoffProblems() -> [String] {
+        var problems: [String] = []
+        let delays = chain.limits.reconnectDelays
+        for schedule in reconnectSchedules {
+            let expected = delays[min(schedule.attempts - 1, delays.count - 1)]
+            if max(schedule.at, due).duration(to: schedule.due) != expected {
+                problems.append("attempt \(schedule.attempts) scheduled at \(schedule.at) for \(schedule.due), not \(expected) later")
+            }
+        }
+        let scheduled = Set(reconnectSchedules.map(\.due))
+        for reopen in reconnectOpens where !scheduled.contains(reopen) {
+            problems.append("a reopen at \(reopen) that was never scheduled")
+        }
+        return problems
+    }
+
     /// The longest stretch between the due instant and the dismissal when nothing actually sounded.
     func longestSilence() -> Duration {
         var intervals = fallbackIntervals
@@ -257,6 +278,12 @@ struct AlarmChainPropertyTests {
     /// (ms after the due instant) it is dismissed.
     func scriptsGen() -> Generator<([DeviceScript], [DeviceScript], Int, Int), some Sequence & SendableMetatype> {
         zip(deviceScriptGen().array(of: 1...6), deviceScriptGen().array(of: 1...6), Gen.int(in: 0...1), Gen.int(in: 500...90_000))
+    }
+
+    /// Scripts for the sound server, ALSA `default` and `sysdefault`, armed, when it is dismissed.
+    func serverScriptsGen() -> Generator<([DeviceScript], [DeviceScript], [DeviceScript], Int, Int), some Sequence & SendableMetatype> {
+        zip(deviceScriptGen().array(of: 1...6), deviceScriptGen().array(of: 1...4), deviceScriptGen().array(of: 1...4),
+            Gen.int(in: 0...1), Gen.int(in: 500...90_000))
     }
 
     func simulate(_ want: [DeviceScript], _ fallback: [DeviceScript], armed: Bool, stopAfter: Int) -> ChainSimulation {
@@ -290,18 +317,25 @@ struct AlarmChainPropertyTests {
     @Test func theReconnectBackoffIsExact() async {
         await propertyCheck(count: 500, input: scriptsGen()) { want, fallback, armed, stopAfter in
             let simulation = simulate(want, fallback, armed: armed == 1, stopAfter: stopAfter)
-            let delays = simulation.chain.limits.reconnectDelays
-            for schedule in simulation.reconnectSchedules {
-                // 2 s, 4 s, 8 s, then 8 s after each failure, never counted from before the alarm.
-                let expected = delays[min(schedule.attempts - 1, delays.count - 1)]
-                #expect(max(schedule.at, simulation.due).duration(to: schedule.due) == expected,
-                        "attempt \(schedule.attempts) scheduled at \(schedule.at) for \(schedule.due)")
-            }
-            // Every reopen happens exactly when it was scheduled.
-            let scheduled = Set(simulation.reconnectSchedules.map(\.due))
-            for reopen in simulation.reconnectOpens {
-                #expect(scheduled.contains(reopen), "a reopen at \(reopen) that was never scheduled")
-            }
+            let problems = simulation.backoffProblems()
+            #expect(problems.isEmpty, "\(problems.prefix(3)): want \(want) default \(fallback)")
+        }
+    }
+
+    @Test func theSoundServerLostHandsOverToALSAWithoutSilenceOrALostDismissal() async {
+        await propertyCheck(count: 400, input: serverScriptsGen()) { server, alsaDefault, card, armed, stopAfter in
+            var simulation = ChainSimulation(devices: ["sound server": server, "default": alsaDefault, "sysdefault": card],
+                                             armed: armed == 1, stopAfter: stopAfter, soundServer: true)
+            simulation.run()
+            let scripts = "server \(server) default \(alsaDefault) sysdefault \(card)"
+            #expect(simulation.problems.isEmpty, "\(simulation.problems.prefix(3)) \(scripts)")
+            let silence = simulation.longestSilence()
+            #expect(silence <= simulation.chain.limits.stallTimeout, "silent for \(silence): \(scripts)")
+            #expect(simulation.afterStopSound.isEmpty, "\(simulation.afterStopSound): \(scripts)")
+            let playing = simulation.attempts.filter { $0.value.openedAt != nil && !$0.value.released }
+            #expect(playing.isEmpty, "still playing: \(playing.keys.sorted()): \(scripts)")
+            let backoff = simulation.backoffProblems()
+            #expect(backoff.isEmpty, "\(backoff.prefix(3)): \(scripts)")
         }
     }
 

@@ -167,6 +167,74 @@ struct AlarmChainTableTests {
         #expect(chain.reconnectAt == at(7))
     }
 
+    @Test func theSoundServerLostMidAlarmHandsOverToALSADefaultThenTheCardBesideTheBell() throws {
+        var chain = Chain(device: nil, soundServer: true)
+        #expect(chain.devices == ["sound server", "default", "sysdefault"])
+        _ = chain.handle(.start(reason: .nap), at: at(0))
+        _ = chain.handle(.opened(attempt: 1, lastWrite: nil), at: at(0))
+        _ = chain.handle(.firstWrite(attempt: 1, at: at(0)), at: at(0))
+        // The server dies: the bell at once, and ALSA default (its plugin leads to the same dead
+        // server) is opened in the same step, where the alarm was.
+        let lost = chain.handle(.ended(attempt: 1, failure: "connection refused", deviceLost: true, resumePosition: .seconds(5)), at: at(5))
+        #expect(lost.first == .startFallback)
+        #expect(opens(lost).map(\.device) == ["default"])
+        #expect(lost.contains(.open(attempt: 2, device: "default", due: nil, position: .seconds(5))))
+        #expect(changes(lost).first?.message == "sound server was lost mid-alarm (connection refused); the alarm continues on the terminal bell; ALSA default, then ALSA sysdefault are tried now and sound server is reopened in 2s")
+        // default fails: the card itself is next, still beside the bell.
+        let next = chain.handle(.openFailed(attempt: 2, reason: "Connection refused"), at: at(5.1))
+        #expect(opens(next).map(\.device) == ["sysdefault"])
+        #expect(changes(next).map(\.message) == ["ALSA default in place of the sound server failed: Connection refused"])
+        #expect(chain.fallbackSounding)
+        // The card writes: it takes the alarm over and the bell stops; the server is not reopened.
+        _ = chain.handle(.opened(attempt: 3, lastWrite: nil), at: at(5.2))
+        let over = chain.handle(.firstWrite(attempt: 3, at: at(5.3)), at: at(5.3))
+        #expect(over.first == .stopFallback)
+        #expect(changes(over).first?.message == "ALSA sysdefault took the alarm over from the lost sound server; it resumes there at 5s")
+        #expect(chain.mode == .playing && chain.current?.device == "sysdefault")
+        #expect(chain.reconnectAt == nil)
+        #expect(advance(&chain, to: at(30), observing: .init(lastWrite: at(29.9))).isEmpty)
+    }
+
+    @Test func whenNoDeviceTakesOverTheLostSoundServerIsReopenedOnItsSchedule() throws {
+        var chain = Chain(device: nil, soundServer: true)
+        _ = chain.handle(.start(reason: .nap), at: at(0))
+        _ = chain.handle(.opened(attempt: 1, lastWrite: nil), at: at(0))
+        _ = chain.handle(.firstWrite(attempt: 1, at: at(0)), at: at(0))
+        _ = chain.handle(.ended(attempt: 1, failure: "killed", deviceLost: true, resumePosition: .seconds(3)), at: at(3))
+        #expect(chain.reconnectAt == at(5))
+        // default opens but never writes (a plugin waiting on a frozen server); it is abandoned a
+        // second later and sysdefault tried; the reconnect due meanwhile waits its turn.
+        _ = chain.handle(.opened(attempt: 2, lastWrite: nil), at: at(3.1))
+        let silent = advance(&chain, to: at(4.2))
+        #expect(silent.contains(.abandon(attempt: 2)))
+        #expect(opens(silent).map(\.device) == ["sysdefault"])
+        #expect(chain.substitutes.isEmpty)
+        let noCard = chain.handle(.openFailed(attempt: 3, reason: "cannot find card '0'"), at: at(4.3))
+        #expect(opens(noCard).isEmpty)
+        #expect(chain.fallbackSounding, "nothing took over: the bell goes on")
+        // The server is reopened at its time and, when it writes, the alarm goes back to it.
+        let reopen = advance(&chain, to: at(5))
+        #expect(opens(reopen).map(\.device) == ["sound server"])
+        let id = try #require(opens(reopen).first?.attempt)
+        _ = chain.handle(.opened(attempt: id, lastWrite: nil), at: at(5.5))
+        let back = chain.handle(.firstWrite(attempt: id, at: at(5.6)), at: at(5.6))
+        #expect(changes(back).first?.message == "sound server is back; the alarm resumes there at 3s")
+    }
+
+    @Test func aReconnectDueWhileASubstituteOpensWaitsForTheNextTurn() throws {
+        var chain = Chain(device: nil, soundServer: true,
+                          limits: AlarmChainLimits(openTimeout: .seconds(5), reconnectDelays: [.seconds(1), .seconds(2)]))
+        _ = chain.handle(.start(reason: .nap), at: at(0))
+        _ = chain.handle(.opened(attempt: 1, lastWrite: nil), at: at(0))
+        _ = chain.handle(.firstWrite(attempt: 1, at: at(0)), at: at(0))
+        _ = chain.handle(.ended(attempt: 1, failure: "killed", deviceLost: true, resumePosition: nil), at: at(1))
+        // default's open hangs past the reconnect's time: the reconnect is moved on, not lost.
+        let due = advance(&chain, to: at(2))
+        #expect(opens(due).isEmpty)
+        #expect(chain.reconnectAt == at(4))
+        #expect(chain.current?.device == "default")
+    }
+
     @Test func stopWinsOverEverythingPending() {
         var chain = Chain(device: "pulse")
         _ = chain.handle(.arm(reason: .nap, due: at(2)), at: at(0))
