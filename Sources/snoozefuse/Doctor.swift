@@ -17,18 +17,23 @@ struct Doctor: ParsableCommand {
         timer (CAP_WAKE_ALARM) and looks for the real-time clock, checks the plugin folders and \
         the store. Each line gives a verdict (ok, warning, problem), what was found and the fix. \
         Warnings leave the alarm audible; problems do not. Exits 0 when an alarm would be \
-        heard, 69 when it would not.
+        heard, 69 when it would not. The device, route, fix-volume and system-volume (the floor \
+        the sinks are raised to) come from the options, then SNOOZEFUSE_* variables, --preset and \
+        `config set`, as for a nap.
         Examples: snoozefuse doctor --listen
                   snoozefuse doctor --route default --no-fix-volume
                   snoozefuse doctor --device pulse
         """
     )
 
+    @Option(help: "The preset the nap would start from (as nap --preset); its device, route, fix-volume and system-volume count.")
+    var preset: String?
+
     @Option(help: "The output the nap would use first (as nap --device); the sound server's sinks are examined only for default.")
-    var device = "default"
+    var device: String?
 
     @Option(help: "Where the nap would play on the sound server (as nap --route): default, wake, all or SINK[,SINK...].")
-    var route = "wake"
+    var route: String?
 
     @Flag(name: .customLong("no-fix-volume"), help: "As nap --no-fix-volume: a muted or quiet sink counts as silent.")
     var noFixVolume = false
@@ -39,15 +44,25 @@ struct Doctor: ParsableCommand {
     @Flag(help: "Write one JSON object (checks, audible, sinks) to standard output.")
     var json = false
 
+    /// The options as nap flags: with the environment, the preset and the configuration they
+    /// decide the device, route, fix-volume and floor the way they decide a nap's.
+    var flags: [NapSettingKey: [String]] {
+        var flags: [NapSettingKey: [String]] = [:]
+        if let preset { flags[.preset] = [preset] }
+        if let device { flags[.device] = [device] }
+        if let route { flags[.route] = [route] }
+        if noFixVolume { flags[.fixVolume] = ["false"] }
+        return flags
+    }
+
     func validate() throws {
-        guard AlarmRoute(parsing: route) != nil else {
-            throw ValidationError("--route \(route) is not a route: use default, wake, all or SINK[,SINK...] (`pactl list short sinks` lists the sinks)")
-        }
+        try checkSettingFlags(flags)
     }
 
     func run() throws {
-        let report = NapDoctor.examine(device: device, route: AlarmRoute(parsing: route) ?? .wake,
-                                       fixesVolume: !noFixVolume, listen: listen)
+        let nap = try resolveNapSettings(flags: flags).configuration(showsCountdown: false, usesColour: false)
+        let report = NapDoctor.examine(device: nap.device, route: nap.route, fixesVolume: nap.fixesVolume,
+                                       floorPercent: nap.systemVolume ?? SinkLevelFix.defaultFloorPercent, listen: listen)
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]

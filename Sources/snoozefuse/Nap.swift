@@ -93,14 +93,7 @@ struct Nap: ParsableCommand {
 
 extension Nap: LoopCommand {
     func run(on loop: EventLoop) async throws {
-        let resolved: ResolvedNapSettings
-        let storeWarning: String?
-        do throws(NapSetupError) {
-            (resolved, storeWarning) = try UserData().resolveNap(flags: flags)
-        } catch {
-            throw ExitStatus.reporting(error)
-        }
-        if let storeWarning { writeLine("snoozefuse: warning: \(storeWarning)", to: STDERR_FILENO) }
+        let resolved = try resolveNapSettings(flags: flags)
         if dryRun {
             printDryRun(resolved)
             return

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import SnoozeFuseCore
 import SnoozeFuseRuntime
 
@@ -58,4 +59,19 @@ func checkSettingFlags(_ flags: [NapSettingKey: [String]]) throws {
     for (key, values) in flags.sorted(by: { $0.key < $1.key }) {
         do { _ = try key.parse(values) } catch { throw ValidationError(error.message) }
     }
+}
+
+/// A nap's settings from `flags`, the environment, the preset and the configuration, as the nap
+/// would take them; a database left out is a warning on standard error, a setting that does not
+/// resolve is the nap's own exit status and message.
+func resolveNapSettings(flags: [NapSettingKey: [String]]) throws -> ResolvedNapSettings {
+    let resolved: ResolvedNapSettings
+    let storeWarning: String?
+    do throws(NapSetupError) {
+        (resolved, storeWarning) = try UserData().resolveNap(flags: flags)
+    } catch {
+        throw ExitStatus.reporting(error)
+    }
+    if let storeWarning { writeLine("snoozefuse: warning: \(storeWarning)", to: STDERR_FILENO) }
+    return resolved
 }

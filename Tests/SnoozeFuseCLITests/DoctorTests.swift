@@ -110,7 +110,7 @@ struct DoctorTests {
     func eachSinkWithTheProofFromItsMonitor(_ server: SoundServer) async throws {
         let pulse = try PrivatePulse(server: server)
         defer { pulse.cleanUp() }
-        let (output, strict, toneLevel, speakersMuted) = try await onOwnThread { () throws -> (String, Run, Double, Bool) in
+        let (output, strict, toneLevel, speakersMuted, configured, flagged) = try await onOwnThread { () throws -> (String, Run, Double, Bool, Run, Run) in
             try pulse.startDaemon()
             try pulse.addSink("headset", properties: "'device.form_factor=headset device.bus=bluetooth'")
             try pulse.addSink("speakers", properties: "device.form_factor=internal")
@@ -121,8 +121,19 @@ struct DoctorTests {
             pulse.stop(capture)
             // The default sink only, and nothing fixed: the muted speakers are silence.
             let strict = try Self.doctor(["--route", "speakers", "--no-fix-volume"], environment: pulse.environment)
+            // The same two settings from the configuration, as a nap takes them; a flag still wins.
+            var configuring = pulse.environment
+            for (variable, name) in [("XDG_STATE_HOME", "state"), ("XDG_DATA_HOME", "data"), ("XDG_CONFIG_HOME", "config")] {
+                configuring[variable] = pulse.directory.appendingPathComponent(name).path
+            }
+            for (key, value) in [("route", "speakers"), ("fix-volume", "false")] {
+                let set = try runProcessBlocking(BuiltProducts.executable("snoozefuse"), ["config", "set", key, value], environment: configuring)
+                #expect(set.status == 0, "config set \(key): \(set.standardError)")
+            }
+            let configured = try Self.doctor([], environment: configuring)
+            let flagged = try Self.doctor(["--route", "headset"], environment: configuring)
             return (result.standardOutput + result.standardError, strict, try PrivatePulse.rms(ofS16Stereo: pulse.directory.appendingPathComponent("doctor-headset.raw")),
-                    try pulse.sinkMuted("speakers"))
+                    try pulse.sinkMuted("speakers"), configured, flagged)
         }
         let listened = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any], "\(output)")
         #expect(listened["audible"] as? Bool == true, "\(listened)")
@@ -146,5 +157,9 @@ struct DoctorTests {
         // Routed to the muted speakers alone, without the nap's fix: no alarm would be heard.
         #expect(strict.status == 69, "\(strict.text)")
         #expect(strict.checks["sink"]?.first?.hasPrefix("problem: speakers") == true, "\(strict.checks)")
+        #expect(configured.status == 69, "route and fix-volume from `config set`: \(configured.text)")
+        #expect(configured.checks["sink"]?.first?.hasPrefix("problem: speakers") == true, "\(configured.checks)")
+        #expect(flagged.status == 0, "--route headset over the configured route: \(flagged.text)")
+        #expect(flagged.checks["sink"]?.first?.contains("headset") == true, "\(flagged.checks)")
     }
 }

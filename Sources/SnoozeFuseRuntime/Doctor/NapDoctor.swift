@@ -48,9 +48,11 @@ public enum NapDoctor {
     ///   - device: the output the nap would use first (`--device`, `default` by default).
     ///   - route: where the nap would play on the sound server (`--route`).
     ///   - fixesVolume: whether the nap would fix the sinks' mute and volume (`--no-fix-volume`).
+    ///   - floorPercent: the volume it would raise them to (`--system-volume`, 60 % without it).
     ///   - listen: play a short test tone on the routed sinks and read it back from their monitors.
     ///   - environment: where the folders are found (this process's environment when nil).
     public static func examine(device: String = "default", route: AlarmRoute = .wake, fixesVolume: Bool = true,
+                               floorPercent: Int = SinkLevelFix.defaultFloorPercent,
                                listen: Bool = false, environment: [String: String]? = nil) -> DoctorReport {
         var checks: [DoctorCheck] = []
         // `default` means the sound server first (AlarmChain), ALSA after it.
@@ -63,7 +65,7 @@ public enum NapDoctor {
         }
         let outputs = examineOutputs(device: device)
         checks += outputs.checks
-        let sinks = server.map { SinkDoctor.checks($0, fixesVolume: fixesVolume) }
+        let sinks = server.map { SinkDoctor.checks($0, fixesVolume: fixesVolume, floor: floorPercent) }
         checks += sinks?.checks ?? []
         // On the sound server the sinks are the volume; the ALSA mixer only matters without one.
         let volume = server?.sinks == nil ? examineVolume() : nil

@@ -103,9 +103,9 @@ enum SinkDoctor {
 
     /// The checks for the sinks, one line each, routed sinks first; `audible` when at least one
     /// routed sink would carry the alarm (muted or quiet ones count when the nap fixes them).
-    static func checks(_ finding: Finding, fixesVolume: Bool) -> (checks: [DoctorCheck], audible: Bool) {
+    static func checks(_ finding: Finding, fixesVolume: Bool,
+                       floor: Int = SinkLevelFix.defaultFloorPercent) -> (checks: [DoctorCheck], audible: Bool) {
         guard let sinks = finding.sinks else { return ([], false) }
-        let floor = SinkLevelFix.defaultFloorPercent
         var checks: [DoctorCheck] = []
         var audible = false
         for sink in sinks where sink.routed {
