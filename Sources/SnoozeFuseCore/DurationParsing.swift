@@ -25,7 +25,11 @@ public enum DurationParser {
     public static func parseSeconds(_ text: String) throws(DurationParseError) -> Int64 {
         let trimmed = text.trimmingWhitespace()
         guard !trimmed.isEmpty else { throw DurationParseError(input: text, reason: .empty) }
-        if trimmed.first == "-" { throw DurationParseError(input: text, reason: .negative) }
+        if trimmed.first == "-" {
+            // "-5m" is a negative duration; "--dry-run" (an option taken as the value) is none.
+            let next = trimmed.dropFirst().first
+            throw DurationParseError(input: text, reason: next.map { ("0" ... "9").contains($0) } == true ? .negative : .malformed)
+        }
         let seconds: Int64
         if trimmed.contains(":") {
             seconds = try parseClockForm(trimmed, original: text)

@@ -94,6 +94,7 @@ struct Nap: ParsableCommand {
 extension Nap: LoopCommand {
     func run(on loop: EventLoop) async throws {
         let resolved = try resolveNapSettings(flags: flags)
+        for warning in resolved.warnings { writeLine("snoozefuse: warning: \(warning)", to: STDERR_FILENO) }
         if dryRun {
             printDryRun(resolved)
             return

@@ -9,18 +9,20 @@ func settingHelp(_ key: NapSettingKey) -> ArgumentHelp {
     ArgumentHelp(key.help, valueName: key.valueName)
 }
 
-/// The timer and alarm flags `nap` and `presets save` share, kept as typed: each is read by its
+/// The timer and alarm flags `nap` and `presets save` share, kept as typed (a duration's value is
+/// the next argument whatever it looks like, so `--nap -5` is refused as negative, not as a
+/// missing value): each is read by its
 /// setting's one parser (`NapSettingKey.parse`), the parser of the environment, the settings and
 /// the presets too, so a value is refused with the same message wherever it comes from (exit 64).
 struct NapSettingOptions: ParsableArguments {
-    @Option(help: settingHelp(.release)) var release: String?
-    @Option(help: settingHelp(.nap)) var nap: String?
-    @Option(help: settingHelp(.max)) var max: String?
-    @Option(name: .customLong("ring-limit"), help: settingHelp(.ringLimit)) var ringLimit: String?
-    @Option(help: settingHelp(.snooze)) var snooze: String?
+    @Option(parsing: .unconditional, help: settingHelp(.release)) var release: String?
+    @Option(parsing: .unconditional, help: settingHelp(.nap)) var nap: String?
+    @Option(parsing: .unconditional, help: settingHelp(.max)) var max: String?
+    @Option(name: .customLong("ring-limit"), parsing: .unconditional, help: settingHelp(.ringLimit)) var ringLimit: String?
+    @Option(parsing: .unconditional, help: settingHelp(.snooze)) var snooze: String?
     @Option(help: settingHelp(.sound)) var sound: String?
     @Option(help: settingHelp(.volume)) var volume: String?
-    @Option(name: .customLong("fade-in"), help: settingHelp(.fadeIn)) var fadeIn: String?
+    @Option(name: .customLong("fade-in"), parsing: .unconditional, help: settingHelp(.fadeIn)) var fadeIn: String?
     @Option(help: settingHelp(.device)) var device: String?
     @Option(name: .customLong("system-volume"), help: settingHelp(.systemVolume)) var systemVolume: String?
     @Option(help: settingHelp(.route)) var route: String?

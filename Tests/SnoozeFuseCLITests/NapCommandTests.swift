@@ -90,6 +90,30 @@ struct NapCommandTests {
         #expect(result.standardOutput.isEmpty)
     }
 
+    @Test("a negative duration after a space is refused as negative, not as a missing value",
+          arguments: [["--nap", "-5"], ["--release", "-1m"], ["--max", "-00:30"], ["--snooze", "-5m"]])
+    func negativeDurationsAfterASpace(arguments: [String]) async throws {
+        let result = try await runProcess(snoozefuse, ["nap", "--no-hold", "--dry-run"] + arguments)
+        #expect(result.status == 64)
+        #expect(result.standardError.contains("\"\(arguments[1])\" is negative; durations count forward"), "\(result.standardError)")
+        #expect(!result.standardError.contains("Missing value"), "\(result.standardError)")
+    }
+
+    @Test("a nap of zero and a max shorter than release and nap are warned about, and say what happens",
+          arguments: [
+              (["--nap", "0"], "--nap 0: the alarm rings as soon as the release ends"),
+              (["--nap", "00:00"], "--nap 0: the alarm rings as soon as the release ends"),
+              (["--release", "5m", "--nap", "20m", "--max", "15m"],
+               "--max 15m is shorter than release 5m + nap 20m: the failsafe rings at 15m, before the nap ends"),
+          ])
+    func zeroNapAndShortMaxAreWarned(arguments: [String], warning: String) async throws {
+        let result = try await runProcess(snoozefuse, ["nap", "--no-hold", "--dry-run"] + arguments)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardError.contains("snoozefuse: warning: \(warning)"), "\(result.standardError)")
+        let quiet = try await runProcess(snoozefuse, ["nap", "--no-hold", "--dry-run", "--nap", "20m"])
+        #expect(!quiet.standardError.contains("warning"), "\(quiet.standardError)")
+    }
+
     @Test("bad flags and values exit 64 with a message", arguments: [
         (["--bogus"], "--bogus"),
         (["--preset", "nope"], "unknown preset \"nope\" for --preset"),

@@ -16,7 +16,7 @@ struct DurationParsingTests {
 
     @Test("rejected forms", arguments: [
         ("", DurationParseError.Reason.empty), ("   ", .empty),
-        ("-5", .negative), ("-5m", .negative),
+        ("-5", .negative), ("-5m", .negative), ("-00:30", .negative), ("--dry-run", .malformed), ("-", .malformed),
         ("abc", .malformed), ("5x", .malformed), ("m", .malformed), ("1h30", .malformed),
         ("30m1h", .malformed), ("5m5m", .malformed), ("1.5m", .malformed), ("1,5", .malformed),
         ("25:0", .malformed), ("25:60", .malformed), (":30", .malformed), ("1:2:3:4", .malformed),

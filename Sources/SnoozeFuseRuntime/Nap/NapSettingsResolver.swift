@@ -149,6 +149,26 @@ public struct ResolvedNapSettings: Sendable, Hashable {
     /// `jsonl`, or nil for no events.
     public var events: String? { self[.events].value?.text }
 
+    /// What the timers will do that a person may not expect, one line each: a nap of zero (the
+    /// alarm rings as the release ends), a failsafe shorter than release and nap together (it
+    /// rings before the nap ends). Both are allowed: a script or a test may mean them.
+    public var warnings: [String] {
+        let timers = configuration(showsCountdown: false, usesColour: false).timers
+        func named(_ key: NapSettingKey) -> String {
+            let source = self[key].source
+            return source == .flag ? key.flag : "\(key.rawValue) (\(source.description(of: key)))"
+        }
+        var warnings: [String] = []
+        if timers.nap == .zero {
+            warnings.append("\(named(.nap)) 0: the alarm rings as soon as the release ends")
+        }
+        if timers.max < timers.release + timers.nap {
+            let max = timers.max.compactDescription
+            warnings.append("\(named(.max)) \(max) is shorter than release \(timers.release.compactDescription) + nap \(timers.nap.compactDescription): the failsafe rings at \(max), before the nap ends")
+        }
+        return warnings
+    }
+
     /// The nap these settings describe.
     public func configuration(showsCountdown: Bool, usesColour: Bool) -> NapConfiguration {
         func duration(_ key: NapSettingKey) -> Duration? { self[key].value?.duration }
