@@ -99,9 +99,9 @@ public struct NapStatus: Sendable, Hashable, Encodable {
         }
         if let alarm = live.alarm {
             alarmAt = alarm.due.wall
-            alarmAtLocal = Self.localTime(alarm.due.wallSeconds)
+            alarmAtLocal = Self.localTime(alarm.due.wallSeconds, now: wallNow.timeIntervalSince1970)
         }
-        latestLocal = live.maxDeadline.map { Self.localTime($0.wallSeconds) }
+        latestLocal = live.maxDeadline.map { Self.localTime($0.wallSeconds, now: wallNow.timeIntervalSince1970) }
     }
 
     /// The remaining time as the nap shows it (SPEC §2: whole seconds, in the layout of the timer's
@@ -118,12 +118,19 @@ public struct NapStatus: Sendable, Hashable, Encodable {
         return Int((100 * (1 - remainingSeconds / phaseSeconds)).rounded().clamped(to: 0 ... 100))
     }
 
-    /// `14:32` on this machine's clock.
-    static func localTime(_ secondsSince1970: Double) -> String {
-        var time = time_t(secondsSince1970.rounded(.down))
-        var parts = tm()
-        localtime_r(&time, &parts)
-        return String(format: "%02d:%02d", parts.tm_hour, parts.tm_min)
+    /// `14:32` on this machine's clock when that is today (`now`'s day), else with its date:
+    /// `2026-11-26 14:32` (a state from a machine whose clock jumped, or a nap of long ago).
+    public static func localTime(_ secondsSince1970: Double, now: Double) -> String {
+        func local(_ seconds: Double) -> tm {
+            var time = time_t(seconds.rounded(.down))
+            var parts = tm()
+            localtime_r(&time, &parts)
+            return parts
+        }
+        let parts = local(secondsSince1970), today = local(now)
+        let clock = String(format: "%02d:%02d", parts.tm_hour, parts.tm_min)
+        guard parts.tm_year != today.tm_year || parts.tm_yday != today.tm_yday else { return clock }
+        return String(format: "%04d-%02d-%02d ", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday) + clock
     }
 
     /// Whether `pid` is a live process of this program (a pid reused by another program is not;
