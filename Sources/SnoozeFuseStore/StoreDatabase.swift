@@ -12,7 +12,8 @@ import Synchronization
 /// - Versioned migrations (``migrations``), applied in one `BEGIN IMMEDIATE` transaction, so that
 ///   several processes opening a new or older database at once migrate it exactly once: the
 ///   others wait for the write lock and then find nothing left to do.
-/// - A database from a newer release (it lists migrations this release does not know) is refused
+/// - A database from a newer release (it lists migrations this release does not know, or its
+///   `PRAGMA user_version`, set to the number of migrations when they run, is higher) is refused
 ///   (``StoreError/Kind/newerRelease``) before anything is written: not even its journal mode is
 ///   changed, so it stays byte for byte what it was.
 /// - A file that is not SQLite, or is shorter than its own header says (truncated), is
@@ -236,6 +237,13 @@ public final class StoreDatabase: Sendable {
     /// The migrations recorded in the file; throws ``StoreError/Kind/newerRelease`` when one of them
     /// is not this release's.
     private static func refuseNewer(_ db: Database, path: String, what: String) throws -> Set<String> {
+        // The schema version this release writes is its number of migrations; 0 is a file of a
+        // release before it was written (or a new one).
+        let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+        if version > migrations.count {
+            throw StoreError(.newerRelease, subject: path,
+                             message: "the \(what) was written by a newer release of snoozefuse (schema version \(version); this release knows up to \(migrations.count)); this release refuses it and leaves it exactly as it is. Use the newer release, or move the file aside to start a new one")
+        }
         guard try db.tableExists("grdb_migrations") else { return [] }
         let applied = try String.fetchSet(db, sql: "SELECT identifier FROM grdb_migrations")
         let unknown = applied.subtracting(migrationIdentifiers).sorted()
@@ -257,6 +265,7 @@ public final class StoreDatabase: Sendable {
                 try db.execute(sql: migration.sql)
                 try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES (?)", arguments: [migration.identifier])
             }
+            try db.execute(sql: "PRAGMA user_version = \(Self.migrations.count)")
         }
     }
 

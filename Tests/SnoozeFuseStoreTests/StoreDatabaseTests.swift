@@ -141,6 +141,24 @@ struct StoreDatabaseTests {
         #expect(moved.isEmpty, "a newer database is not damaged: never moved aside")
     }
 
+    /// `PRAGMA user_version` is this release's schema version (one per migration); a file whose
+    /// version is beyond it came from a newer release, even when that release recorded its changes
+    /// nowhere else, and is refused and left as it is like any newer file.
+    @Test func aUserVersionBeyondThisReleaseIsRefusedAndLeftUnchanged() throws {
+        let store = try StoreFolder()
+        _ = try StoreDatabase.openForWriting(file: store.database).recordNap(sampleNap("one", started: "2026-01-01T10:00:00.000Z"))
+        #expect(try store.sql("PRAGMA user_version") == "\(StoreDatabase.migrationIdentifiers.count)")
+        try runTool("sqlite3", [store.database.path, "PRAGMA user_version = 99; PRAGMA wal_checkpoint(TRUNCATE);"])
+        let before = try store.bytes()
+        for (way, open) in [("writer", { _ = try StoreDatabase.openForWriting(file: store.database) }),
+                            ("reader", { _ = try StoreDatabase.openForReading(file: store.database) })] as [(String, () throws -> Void)] {
+            let error = #expect(throws: StoreError.self, "\(way)") { try open() }
+            #expect(error?.kind == .newerRelease, "\(way): \(String(describing: error))")
+            #expect(error?.message.contains("schema version 99") == true, "\(String(describing: error))")
+            #expect(try store.bytes() == before, "\(way) left the file as it was")
+        }
+    }
+
     /// A truncated database and a file of garbage: damaged, named, and not changed by any way in.
     @Test("a damaged file is reported with its path and left as it is", arguments: ["truncated", "garbage", "short header"])
     func aDamagedFileIsReportedAndLeftAsItIs(damage: String) throws {
