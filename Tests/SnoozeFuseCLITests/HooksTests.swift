@@ -86,5 +86,10 @@ struct HooksTests {
         #expect(warnings.contains("hook nap did not finish within 10s and was stopped"), "\(warnings)")
         // Hooks' output goes to the log in the state folder.
         #expect(seen.texts["log"]?.contains("the alarm hook fails") == true, "\(seen.texts["log"] ?? "no log")")
+        // So does every failing, hanging or refused hook's line, as the README says.
+        for line in ["snoozefuse: hook release refused: others can change", "snoozefuse: hook alarm exited with status 3",
+                     "snoozefuse: hook nap did not finish within 10s"] {
+            #expect(seen.texts["log"]?.contains(line) == true, "\(line): \(seen.texts["log"] ?? "no log")")
+        }
     }
 }

@@ -108,7 +108,11 @@ final class NapHooks: Sendable {
             var status = stat()
             guard stat(path, &status) == 0 else { return } // no hook for this moment
             if let refusal = Self.refusal(of: path, status: status) {
-                warn("hook \(moment.rawValue) refused: \(refusal)")
+                let message = "hook \(moment.rawValue) refused: \(refusal)"
+                warn(message)
+                let log = openLog()
+                Self.append(message, to: log)
+                if log >= 0 { _ = close(log) }
                 return
             }
             supervise(moment, path: path, environment: environment)
@@ -137,7 +141,7 @@ final class NapHooks: Sendable {
         defer { if log >= 0 { _ = close(log) } }
         func report(_ message: String) {
             warn(message)
-            if log >= 0 { _ = "snoozefuse: \(message)\n".withCString { write(log, $0, strlen($0)) } }
+            Self.append(message, to: log)
         }
         let output: ProcessSpawn.Descriptor = log >= 0 ? .inherit(log) : .devNull
         var pid: Int32 = 0
@@ -164,6 +168,12 @@ final class NapHooks: Sendable {
         if status != 0 {
             report("hook \(moment.rawValue) \(ProcessSpawn.describe(status)) (\(path); its output is in \(logPath))")
         }
+    }
+
+    /// Appends `message` as a line of the hooks' log open at `log` (nothing when it is not open).
+    private static func append(_ message: String, to log: Int32) {
+        guard log >= 0 else { return }
+        _ = "snoozefuse: \(message)\n".withCString { write(log, $0, strlen($0)) }
     }
 
     /// The hooks' log, opened for appending (created 0600); -1 when it cannot be.
