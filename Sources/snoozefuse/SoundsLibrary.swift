@@ -130,7 +130,17 @@ extension Sounds {
             }
             switch result.outcome {
             case .duplicate:
-                writeLine("snoozefuse: \(file) is already in the library as \"\(result.sound.name)\" (same audio); nothing imported.", to: STDERR_FILENO)
+                let existing = result.sound.name
+                var line = "snoozefuse: \(file) is already in the library as \"\(existing)\" (the same audio, kept once); nothing imported"
+                if let name, name != existing {
+                    // A name as a shell word: quoted when it holds anything but letters, digits and -_.
+                    func word(_ text: String) -> String {
+                        text.allSatisfy { $0.isLetter || $0.isNumber || "-_.".contains($0) } ? text
+                            : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+                    }
+                    line += ". \"\(name)\" was not made: use \"\(existing)\", or `snoozefuse sounds rename \(word(existing)) \(word(name))`"
+                }
+                writeLine(line + ".", to: STDERR_FILENO)
             case .imported:
                 if let requested = result.requestedName {
                     writeLine("snoozefuse: \"\(requested)\" is taken; imported as \"\(result.sound.name)\".", to: STDERR_FILENO)
@@ -183,6 +193,7 @@ extension Sounds {
             let sounds = try openSoundLibrary()
             let removed = try library { () throws(SoundLibraryError) in try sounds.remove(name) }
             writeLine("snoozefuse: removed \"\(removed.name)\".", to: STDERR_FILENO)
+            warnAboutUsers(of: removed.name, now: "it is gone")
         }
     }
 
@@ -202,6 +213,7 @@ extension Sounds {
             let sounds = try openSoundLibrary()
             let renamed = try library { () throws(SoundLibraryError) in try sounds.rename(name, to: newName) }
             writeLine("snoozefuse: renamed \"\(name)\" to \"\(renamed.name)\".", to: STDERR_FILENO)
+            warnAboutUsers(of: name, now: "it is \"\(renamed.name)\" now")
         }
     }
 
@@ -229,4 +241,13 @@ extension Sounds {
             writeLine("snoozefuse: wrote \(output).", to: STDERR_FILENO)
         }
     }
+}
+
+/// Warns when the settings or saved presets still name a sound that was just removed or renamed:
+/// every nap with them would exit 66 (the sound cannot be found) until they are changed.
+private func warnAboutUsers(of name: String, now: String) {
+    guard let users = try? UserData().users(ofSound: name), !users.isEmpty else { return }
+    writeLine("snoozefuse: warning: \(users.joined(separator: ", ")) still name\(users.count == 1 ? "s" : "") \"\(name)\", and \(now): "
+              + "a nap with \(users.count == 1 ? "it" : "them") would exit 66 until changed "
+              + "(`snoozefuse config set sound NAME`, `snoozefuse presets save NAME --sound NAME`).", to: STDERR_FILENO)
 }

@@ -121,6 +121,7 @@ struct LibraryCommandTests {
 
         let first = try await scratch.run(["sounds", "import", a])
         let again = try await scratch.run(["sounds", "import", a])
+        let againNamed = try await scratch.run(["sounds", "import", a, "--name", "morning"])
         let second = try await scratch.run(["sounds", "import", b, "--name", "wake up"])
         let overwrite = try await scratch.run(["sounds", "import", b, "--name", "chime"])
         let removeBuiltIn = try await scratch.run(["sounds", "remove", "beep"])
@@ -134,6 +135,11 @@ struct LibraryCommandTests {
         #expect(first.standardOutput == "Rooster\n")
         #expect(again.status == 0)
         #expect(again.standardError.contains("already in the library as \"Rooster\""))
+        // Under a second name: why that name was not made, and what to do instead.
+        #expect(againNamed.status == 0)
+        #expect(againNamed.standardOutput == "Rooster\n")
+        #expect(againNamed.standardError.contains("already in the library as \"Rooster\" (the same audio, kept once)"), "\(againNamed.standardError)")
+        #expect(againNamed.standardError.contains("\"morning\" was not made: use \"Rooster\", or `snoozefuse sounds rename Rooster morning`"), "\(againNamed.standardError)")
         #expect(second.status == 0)
         #expect(second.standardOutput == "wake up\n")
         for refused in [overwrite, removeBuiltIn, renameBuiltIn, renameOntoBuiltIn] {
@@ -170,6 +176,34 @@ struct LibraryCommandTests {
         #expect(removed.status == 0)
         #expect(try indexRows(scratch).count == 1)
         #expect(try scratch.storedFiles().count == 1)
+    }
+
+    /// A sound the settings or a saved preset name, renamed or removed: said then, naming them,
+    /// not left for every later nap to fail on (exit 66).
+    @Test func renamingOrRemovingASoundTheSettingsOrAPresetNameWarnsAndNamesThem() async throws {
+        let scratch = try Scratch()
+        let file = scratch.path("bell.wav")
+        try makeSignal(file, seconds: 0.5)
+        let imported = try await scratch.run(["sounds", "import", file, "--name", "bell"])
+        let set = try await scratch.run(["config", "set", "sound", "bell"])
+        let saved = try await scratch.run(["presets", "save", "evening", "--sound", "bell", "--sleep-sound", "bell"])
+        for setUp in [imported, set, saved] { #expect(setUp.status == 0, "\(setUp.standardError)") }
+        let renamed = try await scratch.run(["sounds", "rename", "bell", "gong"])
+        #expect(renamed.status == 0)
+        #expect(renamed.standardError.contains(
+            "warning: the setting sound, preset \"evening\", preset \"evening\" (sleep-sound) still name \"bell\", and it is \"gong\" now: a nap with them would exit 66"),
+            "\(renamed.standardError)")
+        // Nothing names the new name: removing it says nothing more.
+        let removed = try await scratch.run(["sounds", "remove", "gong"])
+        #expect(removed.status == 0)
+        #expect(!removed.standardError.contains("warning"), "\(removed.standardError)")
+        // Named by the setting alone, then removed.
+        let again = try await scratch.run(["sounds", "import", file, "--name", "chirp"])
+        _ = try await scratch.run(["config", "set", "sound", "chirp"])
+        let gone = try await scratch.run(["sounds", "remove", "chirp"])
+        #expect(again.status == 0 && gone.status == 0)
+        #expect(gone.standardError.contains("warning: the setting sound still names \"chirp\", and it is gone: a nap with it would exit 66"),
+                "\(gone.standardError)")
     }
 
     @Test func soundOptionFindsImportedSounds() async throws {

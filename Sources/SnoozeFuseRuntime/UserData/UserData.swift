@@ -186,6 +186,22 @@ public struct UserData: Sendable {
 
     // MARK: Settings
 
+    /// What names the sound `name` as the alarm or the sleep sound, for people: `the setting
+    /// sound`, `preset "power" (sleep-sound)`. A sound removed or renamed leaves these naming
+    /// nothing: every nap with them would exit 66, so `sounds remove` and `rename` say so then.
+    public func users(ofSound name: String) throws(NapSetupError) -> [String] {
+        let keys: [NapSettingKey] = [.sound, .sleepSound]
+        var users: [String] = []
+        let settings = try settings()
+        for key in keys where settings[key] == [name] { users.append("the setting \(key.rawValue)") }
+        for preset in try presets() where !preset.isBuiltIn {
+            for key in keys where preset.values[key.rawValue] == [name] {
+                users.append("preset \"\(preset.name)\"" + (key == .sound ? "" : " (\(key.rawValue))"))
+            }
+        }
+        return users
+    }
+
     /// The settings, by key (settings this release does not know are left out).
     public func settings() throws(NapSetupError) -> [NapSettingKey: [String]] {
         guard let database = try reader() else { return [:] }
