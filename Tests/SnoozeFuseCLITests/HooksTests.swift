@@ -13,17 +13,8 @@ struct HooksTests {
             let folder = home.folder.path("config/snoozefuse/hooks")
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
-            // Written through a close-on-exec descriptor: a program that another test of this
-            // process starts meanwhile must not inherit it (an executable that some process holds
-            // open for writing cannot be run: ETXTBSY).
             func hook(_ name: String, _ body: String, mode: mode_t = 0o700) throws {
-                let path = folder + "/" + name
-                let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
-                guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-                let text = Array(("#!/bin/sh\n" + body + "\n").utf8)
-                let written = text.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-                close(fd)
-                guard written == text.count, chmod(path, mode) == 0 else { throw POSIXError(.EIO) }
+                try writeHook(folder + "/" + name, body, mode: mode)
             }
             let saved = { (name: String) in home.folder.path(name) }
             let variables = { (file: String) in "env | grep '^SNOOZEFUSE_' | sort > '\(saved(file))'" }
@@ -92,4 +83,44 @@ struct HooksTests {
             #expect(seen.texts["log"]?.contains(line) == true, "\(line): \(seen.texts["log"] ?? "no log")")
         }
     }
+
+    /// A hook that writes a megabyte keeps 64 KiB of it in the log and a line saying how much was
+    /// dropped; a log past 1 MiB is moved to `hooks.log.1` before the next hook writes to it.
+    @Test func aHookKeepsAtMost64KiBInTheLogAndTheLogIsRotatedPastOneMebibyte() async throws {
+        let seen = try await script { home, seen in
+            let folder = home.folder.path("config/snoozefuse/hooks")
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+            try writeHook(folder + "/start", "head -c 1048576 /dev/zero | tr '\\0' x; echo; echo 'the end of the start hook'")
+            let state = home.folder.path("state/snoozefuse")
+            try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+            let old = String(repeating: "an old line of the log\n", count: 50_000)
+            try old.write(toFile: state + "/hooks.log", atomically: false, encoding: .utf8)
+            let nap = try home.launch(["nap", "--no-hold", "--release", "0", "--nap", "1", "--ring-limit", "1",
+                                       "--device", "null", "--events", "jsonl", "--quiet", "--dismiss", "key"])
+            seen.numbers["status"] = Double(nap.wait())
+            let log = (try? Data(contentsOf: URL(fileURLWithPath: state + "/hooks.log"))) ?? Data()
+            seen.numbers["log bytes"] = Double(log.count)
+            seen.texts["log end"] = String(decoding: log.suffix(400), as: UTF8.self)
+            seen.steps["old log kept"] = (try? String(contentsOfFile: state + "/hooks.log.1", encoding: .utf8)) == old
+        }
+        #expect(seen.numbers["status"] == 0, "\(seen.texts)")
+        #expect(seen["old log kept"], "the log past 1 MiB went to hooks.log.1")
+        #expect((seen.numbers["log bytes"] ?? 0) >= 65_536 && (seen.numbers["log bytes"] ?? .infinity) < 66_000, "\(seen.numbers)")
+        #expect(seen.texts["log end"]?.contains("snoozefuse: hook start wrote 983067 bytes more than the 64 KiB a run keeps in this log; they were dropped") == true,
+                "\(seen.texts["log end"] ?? "")")
+    }
+}
+
+/// Writes an executable shell script at `path`, through a close-on-exec descriptor: a program that
+/// another test of this process starts meanwhile must not inherit it (an executable that some
+/// process holds open for writing cannot be run: ETXTBSY).
+func writeHook(_ path: String, _ body: String, mode: mode_t = 0o700) throws {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+    guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+    let text = Array(("#!/bin/sh\n" + body + "\n").utf8)
+    let written = text.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    close(fd)
+    guard written == text.count, chmod(path, mode) == 0 else { throw POSIXError(.EIO) }
 }

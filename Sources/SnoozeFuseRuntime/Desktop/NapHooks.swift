@@ -22,6 +22,10 @@ final class NapHooks: Sendable {
 
     /// How long a hook may run.
     static let timeLimit: Duration = .seconds(10)
+    /// What one run of a hook may write into the log.
+    static let outputLimit = 64 * 1024
+    /// The log's size past which it is moved to `hooks.log.1` before a hook writes to it.
+    static let logRotationSize: off_t = 1024 * 1024
 
     private let folder: String
     private let logPath: String
@@ -135,7 +139,9 @@ final class NapHooks: Sendable {
     }
 
     /// Starts the hook, waits for it at most ``timeLimit``, and says what went wrong (in the nap's
-    /// warnings and in the log, which still has it when the nap has ended).
+    /// warnings and in the log, which still has it when the nap has ended). Its output comes
+    /// through a pipe: at most ``outputLimit`` bytes of one run go into the log, the rest is
+    /// counted and dropped, with a line saying how much.
     private func supervise(_ moment: Moment, path: String, environment: [String: String]) {
         let log = openLog()
         defer { if log >= 0 { _ = close(log) } }
@@ -143,23 +149,35 @@ final class NapHooks: Sendable {
             warn(message)
             Self.append(message, to: log)
         }
-        let output: ProcessSpawn.Descriptor = log >= 0 ? .inherit(log) : .devNull
+        guard let pipe = makePipe() else {
+            report("hook \(moment.rawValue) not run: no pipe for its output (\(String(cString: strerror(errno))))")
+            return
+        }
         var pid: Int32 = 0
         // ETXTBSY: the file is open for writing somewhere (an editor saving it, a process that
         // inherited the writer's descriptor); that passes within moments, so it is tried again.
         for attempt in 1 ... 20 {
             do {
-                pid = try ProcessSpawn.start(path, [], descriptors: [0: .devNull, 1: output, 2: output],
+                pid = try ProcessSpawn.start(path, [], descriptors: [0: .devNull, 1: .inherit(pipe.write), 2: .inherit(pipe.write)],
                                              grouping: .ownProcessGroup, environment: environment)
                 break
             } catch where error.code == ETXTBSY && attempt < 20 {
                 usleep(50_000)
             } catch {
+                _ = close(pipe.read)
+                _ = close(pipe.write)
                 report("hook \(moment.rawValue) could not be started (\(path)): \(error)")
                 return
             }
         }
-        guard let status = ProcessSpawn.wait(for: pid, atMost: Self.timeLimit) else {
+        _ = close(pipe.write)
+        var output = HookOutput(log: log, limit: Self.outputLimit)
+        let status = output.pump(from: pipe.read, whileRunning: pid, atMost: Self.timeLimit)
+        _ = close(pipe.read)
+        if output.dropped > 0 {
+            Self.append("hook \(moment.rawValue) wrote \(output.dropped) bytes more than the \(Self.outputLimit / 1024) KiB a run keeps in this log; they were dropped", to: log)
+        }
+        guard let status else {
             let reaped = ProcessSpawn.killGroup(of: pid)
             report("hook \(moment.rawValue) did not finish within \(Self.timeLimit.components.seconds)s and was stopped (\(path))"
                    + (reaped ? "" : "; it has not ended yet (it waits on a device or a file system)"))
@@ -176,10 +194,15 @@ final class NapHooks: Sendable {
         _ = "snoozefuse: \(message)\n".withCString { write(log, $0, strlen($0)) }
     }
 
-    /// The hooks' log, opened for appending (created 0600); -1 when it cannot be.
+    /// The hooks' log, opened for appending (created 0600); -1 when it cannot be. A log past
+    /// ``logRotationSize`` is moved to `hooks.log.1` first (replacing the one before).
     private func openLog() -> Int32 {
         let folder = (logPath as NSString).deletingLastPathComponent
         if access(folder, F_OK) != 0 { _ = mkdir(folder, 0o700) }
+        var status = stat()
+        if stat(logPath, &status) == 0, status.st_size > Self.logRotationSize {
+            _ = rename(logPath, logPath + ".1")
+        }
         return open(logPath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
     }
 
@@ -216,5 +239,60 @@ final class NapHooks: Sendable {
             place = (place as NSString).deletingLastPathComponent
             own = false
         }
+    }
+}
+
+/// A hook's output on its way to the log: what one run writes is kept up to `limit` bytes, the
+/// rest counted and dropped.
+struct HookOutput {
+    let log: Int32
+    let limit: Int
+    private(set) var kept = 0
+    private(set) var dropped = 0
+
+    init(log: Int32, limit: Int) {
+        self.log = log
+        self.limit = limit
+    }
+
+    /// Copies what arrives on `pipe` while child `pid` runs, at most `limit` (CLOCK_BOOTTIME), then
+    /// what is already there. Returns its `waitpid` status, or nil when it still runs (left as it
+    /// is). A descendant that keeps the pipe open does not hold this up: after the child ends
+    /// only what is waiting is read.
+    mutating func pump(from pipe: Int32, whileRunning pid: Int32, atMost limit: Duration) -> Int32? {
+        let deadline = BootInstant.now.advanced(by: limit)
+        var open = true
+        var status: Int32 = 0
+        while true {
+            let reaped = waitpid(pid, &status, WNOHANG)
+            if reaped == pid { break }
+            if reaped < 0 && errno != EINTR { return nil }
+            guard BootInstant.now < deadline else { return nil }
+            if open {
+                var entry = pollfd(fd: pipe, events: Int16(POLLIN), revents: 0)
+                if poll(&entry, 1, 50) > 0 { open = take(from: pipe) }
+            } else {
+                usleep(20_000)
+            }
+        }
+        if open {
+            _ = fcntl(pipe, F_SETFL, fcntl(pipe, F_GETFL) | O_NONBLOCK)
+            while take(from: pipe) {}
+        }
+        return status
+    }
+
+    /// Reads once from `pipe` into the log; false at its end (or an error, or nothing waiting
+    /// on a non-blocking pipe).
+    private mutating func take(from pipe: Int32) -> Bool {
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        let count = buffer.withUnsafeMutableBytes { read(pipe, $0.baseAddress, $0.count) }
+        if count < 0 && errno == EINTR { return true }
+        guard count > 0 else { return false }
+        let keep = min(count, limit - kept)
+        if keep > 0, log >= 0 { _ = buffer.withUnsafeBytes { write(log, $0.baseAddress, keep) } }
+        kept += max(keep, 0)
+        dropped += count - max(keep, 0)
+        return true
     }
 }
