@@ -111,6 +111,34 @@ struct HooksTests {
         #expect(seen.texts["log end"]?.contains("snoozefuse: hook start wrote 983067 bytes more than the 64 KiB a run keeps in this log; they were dropped") == true,
                 "\(seen.texts["log end"] ?? "")")
     }
+
+    /// A hook that leaves a child writing without end into its output (`yes &`) and exits: the
+    /// nap reads what waits for a moment, then lets go, and ends as it should (it waits for its
+    /// `end` hook, never for what that hook left behind).
+    @Test func aChildThatAHookLeavesWritingDoesNotHoldTheNap() async throws {
+        let seen = try await script { home, seen in
+            let folder = home.folder.path("config/snoozefuse/hooks")
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+            try writeHook(folder + "/end", "yes 'left behind' & echo $! > '\(home.folder.path("yes.pid"))'; exit 0")
+            let nap = try home.launch(["nap", "--no-hold", "--release", "0", "--nap", "1", "--ring-limit", "1",
+                                       "--device", "null", "--events", "jsonl", "--quiet", "--dismiss", "key"])
+            // A nap of 2 s; a hook thread held by the writer would keep it 10 s more (the most it
+            // waits for an `end` hook).
+            seen.steps["nap ended"] = waitFor(.seconds(9)) { !nap.isRunning }
+            _ = waitFor(.seconds(30)) { !nap.isRunning }
+            if nap.isRunning { nap.signal(SIGKILL) }
+            seen.numbers["status"] = Double(nap.wait())
+            let yes = (try? String(contentsOfFile: home.folder.path("yes.pid"), encoding: .utf8))
+                .flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            // Its writes meet a closed pipe: SIGPIPE ends it.
+            seen.steps["writer gone"] = yes.map { pid in waitFor(.seconds(10)) { !isRunning(pid) } } ?? false
+            if let yes, isRunning(yes) { kill(yes, SIGKILL) }
+        }
+        #expect(seen["nap ended"], "\(seen.texts)")
+        #expect(seen.numbers["status"] == 0, "\(seen.texts)")
+        #expect(seen["writer gone"], "\(seen.texts)")
+    }
 }
 
 /// Writes an executable shell script at `path`, through a close-on-exec descriptor: a program that

@@ -249,6 +249,8 @@ struct HookOutput {
     let limit: Int
     private(set) var kept = 0
     private(set) var dropped = 0
+    /// How long what waits in the pipe is read after the hook ended.
+    static let drainLimit: Duration = .milliseconds(200)
 
     init(log: Int32, limit: Int) {
         self.log = log
@@ -256,9 +258,10 @@ struct HookOutput {
     }
 
     /// Copies what arrives on `pipe` while child `pid` runs, at most `limit` (CLOCK_BOOTTIME), then
-    /// what is already there. Returns its `waitpid` status, or nil when it still runs (left as it
-    /// is). A descendant that keeps the pipe open does not hold this up: after the child ends
-    /// only what is waiting is read.
+    /// what is already there, for at most ``drainLimit``. Returns its `waitpid` status, or nil when
+    /// it still runs (left as it is). A descendant that keeps the pipe open, even one that writes
+    /// without end (`yes &`), does not hold this up: after the child ends only what is waiting is
+    /// read, and only for a moment.
     mutating func pump(from pipe: Int32, whileRunning pid: Int32, atMost limit: Duration) -> Int32? {
         let deadline = BootInstant.now.advanced(by: limit)
         var open = true
@@ -277,7 +280,8 @@ struct HookOutput {
         }
         if open {
             _ = fcntl(pipe, F_SETFL, fcntl(pipe, F_GETFL) | O_NONBLOCK)
-            while take(from: pipe) {}
+            let drained = BootInstant.now.advanced(by: Self.drainLimit)
+            while BootInstant.now < drained, take(from: pipe) {}
         }
         return status
     }
