@@ -153,7 +153,7 @@ public struct ResolvedNapSettings: Sendable, Hashable {
     /// alarm rings as the release ends), a failsafe shorter than release and nap together (it
     /// rings before the nap ends). Both are allowed: a script or a test may mean them.
     public var warnings: [String] {
-        let timers = configuration(showsCountdown: false, usesColour: false).timers
+        let timers = timers
         func named(_ key: NapSettingKey) -> String {
             let source = self[key].source
             return source == .flag ? key.flag : "\(key.rawValue) (\(source.description(of: key)))"
@@ -169,15 +169,20 @@ public struct ResolvedNapSettings: Sendable, Hashable {
         return warnings
     }
 
+    /// The nap's timers (the basic preset's where a setting has none).
+    public var timers: SessionTimers {
+        func duration(_ key: NapSettingKey) -> Duration? { self[key].value?.duration }
+        return SessionTimers(
+            release: duration(.release) ?? Preset.basic.timers.release, nap: duration(.nap) ?? Preset.basic.timers.nap,
+            max: duration(.max) ?? Preset.basic.timers.max, snooze: duration(.snooze) ?? Preset.basic.timers.snooze,
+            ringLimit: duration(.ringLimit))
+    }
+
     /// The nap these settings describe.
     public func configuration(showsCountdown: Bool, usesColour: Bool) -> NapConfiguration {
         func duration(_ key: NapSettingKey) -> Duration? { self[key].value?.duration }
         func number(_ key: NapSettingKey) -> Int? { self[key].value?.number }
         func text(_ key: NapSettingKey) -> String? { self[key].value?.text }
-        let timers = SessionTimers(
-            release: duration(.release) ?? Preset.basic.timers.release, nap: duration(.nap) ?? Preset.basic.timers.nap,
-            max: duration(.max) ?? Preset.basic.timers.max, snooze: duration(.snooze) ?? Preset.basic.timers.snooze,
-            ringLimit: duration(.ringLimit))
         return NapConfiguration(
             timers: timers, presetName: preset.name, holdMode: holdMode, sound: text(.sound), volume: number(.volume) ?? 80,
             fadeIn: duration(.fadeIn) ?? .seconds(10), device: text(.device) ?? "default", systemVolume: number(.systemVolume),
