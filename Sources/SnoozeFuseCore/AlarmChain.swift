@@ -13,6 +13,9 @@ public struct AlarmOutputChange: Sendable, Hashable {
         /// The same output plays something else: the alarm sound failed or stayed silent, and the
         /// built-in sound took over.
         case soundReplaced = "sound_replaced"
+        /// A second output started, stopped or failed beside the one that sounds the alarm (the
+        /// card itself beside a sound server whose monitors prove nothing); `output` is unchanged.
+        case beside
     }
 
     public var kind: Kind

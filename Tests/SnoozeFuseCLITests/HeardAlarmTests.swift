@@ -35,6 +35,22 @@ private func loudness(_ capture: URL) throws -> (loudestSecond: Double, loudShar
     return (seconds.max() ?? 0, Double(windows.filter { $0 > 0.01 }.count) / Double(windows.count))
 }
 
+/// An ALSA configuration whose `sysdefault` (the sound card itself) is ALSA's file PCM, recording
+/// what it is given to `card.wav`: pass `configuration` as `ALSA_CONFIG_PATH`.
+private func cardAsFilePCM(in directory: URL) throws -> (card: URL, configuration: URL) {
+    let card = directory.appendingPathComponent("card.wav")
+    let configuration = directory.appendingPathComponent("asound.conf")
+    try """
+    pcm.sysdefault {
+        type file
+        slave.pcm { type null }
+        file "\(card.path)"
+        format "wav"
+    }
+    """.write(to: configuration, atomically: true, encoding: .utf8)
+    return (card, configuration)
+}
+
 /// Heard, not just played (SPEC §9): the alarm on the sound server fixes what would silence it,
 /// routes past a headset, moves on from a sink that goes away and puts the person's own mute and
 /// volume back. A recording of each sink's monitor decides every scenario, never the nap's own
@@ -65,24 +81,47 @@ private enum HeardScenario {
         #expect(volumeAfter == 5, "the person's own volume is back")
     }
 
-    static func withNoFixVolumeAMutedSinkStaysMutedAndTheAlarmEscalatesToTheFallback(on server: SoundServer) async throws {
+    /// No proof (a muted sink the nap may not touch, and no other sink): each step, in order, up
+    /// to the card itself (here ALSA's file PCM as `sysdefault`, recording what it is given)
+    /// beside the server, then the bell beside both. The person unmutes the sink: proof is back,
+    /// and the card stops long before the alarm does.
+    static func withNoFixVolumeAMutedSinkStaysMutedAndTheAlarmEscalatesToTheCardThenTheFallback(on server: SoundServer) async throws {
         let pulse = try PrivatePulse(server: server)
         defer { pulse.cleanUp() }
         try pulse.startDaemon()
         try pulse.pactl(["set-sink-mute", "nullsink", "1"])
-        let (status, events, level) = try await onOwnThread {
+        let (card, configuration) = try cardAsFilePCM(in: pulse.directory)
+        let (status, events, muted, unmuted) = try await onOwnThread {
             let capture = try pulse.startCapture(name: "left-muted.raw")
-            let nap = try ServerNap(on: pulse, ringLimit: 8, options: ["--no-fix-volume"])
-            let status = try nap.waitForEnd()
+            let nap = try ServerNap(on: pulse, ringLimit: 14, options: ["--no-fix-volume"],
+                                    environment: ["ALSA_CONFIG_PATH": configuration.path])
+            _ = try nap.events.waitBlocking(for: "the fallback") { $0["what"] as? String == "escalated_fallback" }
             pulse.stop(capture)
-            return (status, nap.events.text, try loudness(pulse.directory.appendingPathComponent("left-muted.raw")))
+            try pulse.pactl(["set-sink-mute", "nullsink", "0"])
+            let after = try pulse.startCapture(name: "unmuted.raw")
+            _ = try nap.events.waitBlocking(for: "the recovery") { $0["what"] as? String == "recovered" }
+            usleep(1_000_000)
+            pulse.stop(after)
+            let status = try nap.waitForEnd()
+            return (status, nap.events.text, try loudness(pulse.directory.appendingPathComponent("left-muted.raw")),
+                    try loudness(pulse.directory.appendingPathComponent("unmuted.raw")))
         }
         #expect(status == 0)
-        #expect(level.loudestSecond < 0.001, "the sink stayed muted: \(level.loudestSecond)")
-        #expect(!events.contains("\"event\":\"heard\""), "\(events)")
-        // No proof: the next steps, each an event, up to the fallback sounding beside the server.
-        #expect(events.contains("escalated_fix_levels"), "\(events)")
-        #expect(events.contains("escalated_fallback"), "\(events)")
+        #expect(muted.loudestSecond < 0.001, "the sink stayed muted: \(muted.loudestSecond)")
+        #expect(unmuted.loudestSecond > 0.02, "unmuted by the person: \(unmuted.loudestSecond)")
+        #expect(events.contains("\"event\":\"heard\""), "heard once unmuted: \(events)")
+        #expect(events.contains("ALSA sysdefault beside the sound server stopped: a sink's monitor carries the alarm again"), "\(events)")
+        // No proof: the next steps, each an event, in order.
+        let steps = ["escalated_fix_levels", "escalated_add_sinks", "escalated_card", "escalated_fallback"]
+        let positions = steps.map { events.range(of: $0)?.lowerBound }
+        #expect(!positions.contains(nil), "\(events)")
+        #expect(positions.compactMap { $0 } == positions.compactMap { $0 }.sorted(), "in order: \(events)")
+        #expect(events.contains("ALSA sysdefault (the sound card itself) plays the alarm beside the sound server"), "\(events)")
+        // What the card was given from the sixth second to the proof, about the ninth: the alarm,
+        // loud, and nothing of the five seconds of alarm after the proof.
+        let recorded = try wavContents(card.path)
+        #expect(recorded.seconds > 1.5 && recorded.seconds < 5, "the card recorded \(recorded.seconds) s")
+        #expect(rms(recorded.samples) > 0.05)
     }
 
     static func aHeadsetAsTheDefaultSinkRingsTheSpeakersTooUnlessRoutedToTheDefaultOnly(on server: SoundServer) async throws {
@@ -211,16 +250,7 @@ private enum HeardScenario {
         let pulse = try PrivatePulse(server: server)
         defer { pulse.cleanUp() }
         try pulse.startDaemon()
-        let card = pulse.directory.appendingPathComponent("card.wav")
-        let configuration = pulse.directory.appendingPathComponent("asound.conf")
-        try """
-        pcm.sysdefault {
-            type file
-            slave.pcm { type null }
-            file "\(card.path)"
-            format "wav"
-        }
-        """.write(to: configuration, atomically: true, encoding: .utf8)
+        let (card, configuration) = try cardAsFilePCM(in: pulse.directory)
         let (status, events, messages) = try await onOwnThread {
             let nap = try ServerNap(on: pulse, ringLimit: 9, environment: ["ALSA_CONFIG_PATH": configuration.path])
             _ = try nap.events.waitBlocking(for: "the proof") { $0["event"] as? String == "heard" }
@@ -353,8 +383,8 @@ struct HeardAlarmSuites {
             try await HeardScenario.aMutedDefaultSinkAtFivePercentIsUnmutedRaisedHeardAndPutBack(on: .pulseAudio)
         }
 
-        @Test func withNoFixVolumeAMutedSinkStaysMutedAndTheAlarmEscalatesToTheFallback() async throws {
-            try await HeardScenario.withNoFixVolumeAMutedSinkStaysMutedAndTheAlarmEscalatesToTheFallback(on: .pulseAudio)
+        @Test func withNoFixVolumeAMutedSinkStaysMutedAndTheAlarmEscalatesToTheCardThenTheFallback() async throws {
+            try await HeardScenario.withNoFixVolumeAMutedSinkStaysMutedAndTheAlarmEscalatesToTheCardThenTheFallback(on: .pulseAudio)
         }
 
         @Test func aHeadsetAsTheDefaultSinkRingsTheSpeakersTooUnlessRoutedToTheDefaultOnly() async throws {
@@ -404,8 +434,8 @@ struct HeardAlarmSuites {
             try await HeardScenario.aMutedDefaultSinkAtFivePercentIsUnmutedRaisedHeardAndPutBack(on: .pipeWire)
         }
 
-        @Test func withNoFixVolumeAMutedSinkStaysMutedAndTheAlarmEscalatesToTheFallback() async throws {
-            try await HeardScenario.withNoFixVolumeAMutedSinkStaysMutedAndTheAlarmEscalatesToTheFallback(on: .pipeWire)
+        @Test func withNoFixVolumeAMutedSinkStaysMutedAndTheAlarmEscalatesToTheCardThenTheFallback() async throws {
+            try await HeardScenario.withNoFixVolumeAMutedSinkStaysMutedAndTheAlarmEscalatesToTheCardThenTheFallback(on: .pipeWire)
         }
 
         @Test func aHeadsetAsTheDefaultSinkRingsTheSpeakersTooUnlessRoutedToTheDefaultOnly() async throws {

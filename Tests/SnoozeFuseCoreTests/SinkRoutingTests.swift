@@ -199,20 +199,34 @@ struct HeardWatchTests {
         #expect(watch.timeElapsed(at: t(2)) == [.escalate(.fixLevels)])
         #expect(watch.nextDeadline == t(4))
         #expect(watch.timeElapsed(at: t(4)) == [.escalate(.addSinks)])
-        #expect(watch.timeElapsed(at: t(6)) == [.escalate(.fallback)])
-        #expect(watch.onFallback)
+        #expect(watch.timeElapsed(at: t(6)) == [.escalate(.card)])
+        #expect(watch.onCard && !watch.onFallback)
+        #expect(watch.timeElapsed(at: t(8)) == [.escalate(.fallback)])
+        #expect(watch.onCard && watch.onFallback)
         #expect(watch.nextDeadline == nil, "nothing is left to escalate")
         #expect(watch.timeElapsed(at: t(20)) == [])
     }
 
-    @Test func proofAfterTheFallbackStopsItAndSilenceAgainSoundsItAgain() {
+    @Test func proofAfterTheCardStopsItBeforeTheFallbackSounds() {
         var watch = HeardWatch(due: t(0), listening: ["a"])
         _ = watch.timeElapsed(at: t(2)); _ = watch.timeElapsed(at: t(4)); _ = watch.timeElapsed(at: t(6))
-        #expect(watch.proof(sink: "a", level: 0.1, at: t(6.5)) == [.heard(sink: "a", level: 0.1, after: .milliseconds(6_500)), .recovered])
-        #expect(!watch.onFallback)
-        #expect(watch.nextDeadline == t(8.5))
-        #expect(watch.timeElapsed(at: t(8.5)) == [.unheard(sink: "a"), .escalate(.fallback)])
+        #expect(watch.proof(sink: "a", level: 0.1, at: t(7)) == [.heard(sink: "a", level: 0.1, after: .seconds(7)), .recovered])
+        #expect(!watch.onCard && !watch.onFallback)
+        #expect(watch.nextDeadline == t(9), "proof holds for 2 s, or the card comes back")
+        #expect(watch.timeElapsed(at: t(8)) == [], "the fallback was not due: proof came first")
+    }
+
+    @Test func proofAfterTheFallbackStopsBothAndSilenceAgainSoundsTheCardThenTheFallbackAgain() {
+        var watch = HeardWatch(due: t(0), listening: ["a"])
+        for second in [2.0, 4, 6, 8] { _ = watch.timeElapsed(at: t(second)) }
+        #expect(watch.proof(sink: "a", level: 0.1, at: t(8.5)) == [.heard(sink: "a", level: 0.1, after: .milliseconds(8_500)), .recovered])
+        #expect(!watch.onCard && !watch.onFallback)
+        #expect(watch.nextDeadline == t(10.5))
+        #expect(watch.timeElapsed(at: t(10.5)) == [.unheard(sink: "a"), .escalate(.card)])
+        #expect(watch.onCard && !watch.onFallback)
+        #expect(watch.timeElapsed(at: t(12.5)) == [.escalate(.fallback)])
         #expect(watch.onFallback)
+        #expect(watch.proof(sink: "a", level: 0.1, at: t(13)) == [.recovered], "not a first proof: only the recovery")
     }
 
     @Test func aSinkMutedMidAlarmIsUnheardTwoSecondsAfterItsLastProof() {

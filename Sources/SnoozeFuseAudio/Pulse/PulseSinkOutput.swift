@@ -67,7 +67,7 @@ public enum SinkReport: Sendable, Hashable {
     case unheard(sink: String)
     /// No sink proved the alarm for 2 s: the next step.
     case escalated(HeardWatch<BootInstant>.Step, message: String)
-    /// Proof is back after the fallback sounded beside the sinks.
+    /// Proof is back after the card or the fallback sounded beside the sinks.
     case recovered
     /// A sink it played on went away; `message` says where the alarm plays now.
     case sinkLost(sink: String, message: String)
@@ -424,6 +424,7 @@ public final class PulseSinkOutput: PCMWritable {
     }
 
     private func perform(_ effects: [HeardWatch<BootInstant>.Effect]) {
+        let silent = "no sink's monitor carried the alarm for \(watch?.silence(at: BootInstant.now).components.seconds ?? 0) s"
         for effect in effects {
             switch effect {
             case .heard(let sink, let level, let after):
@@ -432,18 +433,20 @@ public final class PulseSinkOutput: PCMWritable {
                 plan.report(.unheard(sink: sink))
                 if let description = sinks[sink] { fixLevels(of: description) }
             case .escalate(.fixLevels):
-                plan.report(.escalated(.fixLevels, message: "no sink's monitor carried the alarm for 2 s: fixing every sink's mute and volume again"))
+                plan.report(.escalated(.fixLevels, message: "\(silent): fixing every sink's mute and volume again"))
                 if let all = try? connection.sinks() {
                     for sink in all where playing[sink.name] != nil { fixLevels(of: sink) }
                 }
             case .escalate(.addSinks):
                 let others = sinks.values.filter { playing[$0.name] == nil && !$0.description.isUnplugged }.map(\.name).sorted()
                 plan.report(.escalated(.addSinks, message: others.isEmpty
-                    ? "no sink's monitor carried the alarm for 4 s, and the server has no other sink"
-                    : "no sink's monitor carried the alarm for 4 s: it plays on \(others.map { "'\($0)'" }.joined(separator: ", ")) too"))
+                    ? "\(silent), and the server has no other sink"
+                    : "\(silent): it plays on \(others.map { "'\($0)'" }.joined(separator: ", ")) too"))
                 for name in others { try? add(name) }
+            case .escalate(.card):
+                plan.report(.escalated(.card, message: "\(silent): the sound card itself (ALSA \(AlarmChain<BootInstant>.hardware), past the sound server) plays it too"))
             case .escalate(.fallback):
-                plan.report(.escalated(.fallback, message: "no sink's monitor carried the alarm for 6 s: the fallback sounds beside the sound server"))
+                plan.report(.escalated(.fallback, message: "\(silent): the fallback sounds beside the sound server"))
             case .recovered:
                 plan.report(.recovered)
             }

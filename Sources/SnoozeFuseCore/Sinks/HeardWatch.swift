@@ -7,14 +7,18 @@
 /// - A sink that was heard and then has no proof for `limit` is reported (`unheard`): the output
 ///   fixes its mute and volume again, or drops it when it is gone.
 /// - No proof on any sink for `limit` (from the start, or from the last escalation): the next step,
-///   in order: fix every sink's mute and volume again, add the other sinks, sound the fallback
-///   beside the sinks. Once a proof comes, the fallback stops; the sinks added stay.
+///   in order: fix every sink's mute and volume again, add the other sinks, play on the sound card
+///   itself (ALSA, past the server) beside the sinks, sound the fallback beside them too. Once a
+///   proof comes, the card and the fallback stop (the sinks added stay); silence again plays the
+///   card again, then the fallback.
 /// - Sinks whose monitor cannot be read prove nothing and are not waited for: with none left, it
 ///   never escalates (the alarm is played but not verified, said once by the output).
 public struct HeardWatch<Instant: InstantProtocol>: Sendable, Hashable where Instant.Duration == Duration {
     public enum Step: String, Sendable, Hashable, CaseIterable {
         case fixLevels = "fix_levels"
         case addSinks = "add_sinks"
+        /// The sound card itself, through ALSA past the sound server.
+        case card
         case fallback
     }
 
@@ -22,7 +26,7 @@ public struct HeardWatch<Instant: InstantProtocol>: Sendable, Hashable where Ins
         case heard(sink: String, level: Double, after: Duration)
         case unheard(sink: String)
         case escalate(Step)
-        /// Proof is back after the fallback sounded: it may stop.
+        /// Proof is back after the card or the fallback sounded: they may stop.
         case recovered
     }
 
@@ -42,9 +46,13 @@ public struct HeardWatch<Instant: InstantProtocol>: Sendable, Hashable where Ins
         self.limit = limit
     }
 
+    /// The card plays beside the sinks.
+    public var onCard: Bool { steps.contains(.card) }
     /// The fallback sounds beside the sinks.
-    public var onFallback: Bool { steps.contains(.fallback) && !recovered }
-    private var recovered = false
+    public var onFallback: Bool { steps.contains(.fallback) }
+
+    /// How long no sink's monitor has carried the alarm, at `now`.
+    public func silence(at now: Instant) -> Duration { (lastAnyProof ?? due).duration(to: now) }
 
     /// A sink now also plays and is listened to, or no longer is.
     public mutating func listen(to sink: String) { listening.insert(sink) }
@@ -62,8 +70,9 @@ public struct HeardWatch<Instant: InstantProtocol>: Sendable, Hashable where Ins
         lastProof[sink] = now
         reportedUnheard.remove(sink)
         lastAnyProof = now
-        if steps.contains(.fallback), !recovered {
-            recovered = true
+        if onCard {
+            // What sounds beside the sinks stops; silence again starts it again, step by step.
+            steps.removeAll { $0 == .card || $0 == .fallback }
             effects.append(.recovered)
         }
         return effects
@@ -74,7 +83,7 @@ public struct HeardWatch<Instant: InstantProtocol>: Sendable, Hashable where Ins
     public var nextDeadline: Instant? {
         guard !listening.isEmpty else { return nil }
         var next: Instant?
-        if steps.count < Step.allCases.count || recovered {
+        if steps.count < Step.allCases.count {
             next = max(lastAnyProof ?? due, lastEscalation ?? due).advanced(by: limit)
         }
         for sink in listening where !reportedUnheard.contains(sink) {
@@ -96,12 +105,7 @@ public struct HeardWatch<Instant: InstantProtocol>: Sendable, Hashable where Ins
         }
         let quietSince = max(lastAnyProof ?? due, lastEscalation ?? due)
         guard quietSince.duration(to: now) >= limit else { return effects }
-        if recovered {
-            // Heard once after the fallback; silent again: sound it again.
-            recovered = false
-            lastEscalation = now
-            effects.append(.escalate(.fallback))
-        } else if let next = Step.allCases.first(where: { !steps.contains($0) }) {
+        if let next = Step.allCases.first(where: { !steps.contains($0) }) {
             steps.append(next)
             lastEscalation = now
             effects.append(.escalate(next))

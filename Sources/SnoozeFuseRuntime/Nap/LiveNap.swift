@@ -200,9 +200,12 @@ public final class LiveNap: Sendable {
                     continue
                 }
                 switch report {
+                case .escalated(.card, _):
+                    await alarm.soundCardBeside(true)
                 case .escalated(.fallback, _):
                     await alarm.soundFallbackBeside(true)
                 case .recovered:
+                    await alarm.soundCardBeside(false)
                     await alarm.soundFallbackBeside(false)
                 default:
                     break

@@ -205,7 +205,7 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
         case .restored(let sink, let message): return line("restored", sink, message)
         case .unheard(let sink): return line("unheard", sink, "sink '\(sink)' carried the alarm and has not for 2 s: its mute and volume are checked again")
         case .escalated(let step, let message): return line("escalated_\(step.rawValue)", nil, message)
-        case .recovered: return line("recovered", nil, "a sink's monitor carries the alarm again: the fallback stops")
+        case .recovered: return line("recovered", nil, "a sink's monitor carries the alarm again: what sounded beside the sound server stops")
         case .sinkLost(let sink, let message): return line("lost", sink, message)
         case .unverified(let message): return line("unverified", nil, message)
         case .heard(let sink, let level, let after):

@@ -31,6 +31,11 @@ public actor AudioAlarmOutput: AlarmOutput {
     private let server: SinkPlan?
     /// The fallback sounds beside the sound server, which no monitor proved.
     private var fallbackBeside = false
+    /// The card itself (ALSA past the server) plays beside the sound server, which no monitor
+    /// proved: wanted since the step came, its playback once it opened. A new generation for
+    /// each start, so an open that returns after it was called off is closed at once.
+    private var cardBeside: (generation: Int, playback: AlarmPlayback?)?
+    private var cardGenerations = 0
     private let fallback: any AlarmOutput
     private let loop: EventLoop
     private var chain: AlarmChain<BootInstant>
@@ -108,6 +113,69 @@ public actor AudioAlarmOutput: AlarmOutput {
         if on { _ = await fallback.start(reason: reason) } else { await fallback.stop() }
     }
 
+    /// No sink's monitor proved the alarm, even with every sink (`true`): the card itself plays it
+    /// beside the sound server, through ALSA past the server (``AlarmChain/hardware``), from where
+    /// the alarm is, until proof is back (`false`). Only while the sound server plays. Its open is
+    /// on a thread of its own: one that hangs holds up nothing (the fallback is the next step).
+    /// Where the server holds the card, the open fails and says so.
+    public func soundCardBeside(_ on: Bool) async {
+        guard on else {
+            await stopCard(because: "a sink's monitor carries the alarm again")
+            return
+        }
+        guard cardBeside == nil, let current = chain.current, current.device == AlarmChain<BootInstant>.soundServer,
+              case .playing = chain.mode else { return }
+        cardGenerations += 1
+        let generation = cardGenerations
+        cardBeside = (generation, nil)
+        let (events, feed) = AsyncStream.makeStream(of: PCMPlaybackThread.Event.self)
+        let opening = startPlayback(device: AlarmChain<BootInstant>.hardware, settings: settings, due: nil,
+                                    position: playbacks[current.id]?.resumePosition ?? .zero, events: feed)
+        Task(executorPreference: loop) {
+            for await event in events {
+                guard case .ended(let outcome) = event, case .failed(let error) = outcome else { continue }
+                await self.cardFailed(generation: generation, because: error.description)
+            }
+        }
+        Task(executorPreference: loop) {
+            await self.cardOpened(await opening.value(), generation: generation)
+        }
+    }
+
+    private var cardName: String { AlarmChain<BootInstant>.outputName(AlarmChain<BootInstant>.hardware) }
+
+    private func cardOpened(_ result: Result<AlarmPlayback, AlarmPlayerError>, generation: Int) async {
+        switch result {
+        case .success(let playback):
+            guard cardBeside?.generation == generation else {
+                playback.requestStop()
+                return
+            }
+            cardBeside = (generation, playback)
+            changes.yield(AlarmOutputChange(kind: .beside, output: AlarmChain<BootInstant>.outputName(AlarmChain<BootInstant>.soundServer),
+                                            message: "\(cardName) (the sound card itself) plays the alarm beside the sound server"))
+        case .failure(let error):
+            await cardFailed(generation: generation, because: error.description)
+        }
+    }
+
+    private func cardFailed(generation: Int, because reason: String) async {
+        guard cardBeside?.generation == generation else { return }
+        cardBeside = nil
+        changes.yield(AlarmOutputChange(kind: .beside, output: AlarmChain<BootInstant>.outputName(AlarmChain<BootInstant>.soundServer),
+                                        message: "\(cardName) beside the sound server failed: \(reason)"))
+    }
+
+    /// Stops the card beside the server, waiting for it at most `closeTimeout`.
+    private func stopCard(because reason: String) async {
+        guard let card = cardBeside else { return }
+        cardBeside = nil
+        guard let playback = card.playback else { return }
+        _ = await playback.stop(waitingAtMost: closeTimeout, on: loop.clock)
+        changes.yield(AlarmOutputChange(kind: .beside, output: AlarmChain<BootInstant>.outputName(AlarmChain<BootInstant>.soundServer),
+                                        message: "\(cardName) beside the sound server stopped: \(reason)"))
+    }
+
     /// Ends `outputChanges` (call when the output will not be used again).
     public func finish() {
         changes.finish()
@@ -120,6 +188,7 @@ public actor AudioAlarmOutput: AlarmOutput {
             fallbackBeside = false
             await fallback.stop()
         }
+        if case .stop = event { await stopCard(because: "the alarm stopped") }
         let effects = chain.handle(event, at: BootInstant.now)
         for effect in effects { await perform(effect) }
         scheduleWakeup()
@@ -197,6 +266,10 @@ public actor AudioAlarmOutput: AlarmOutput {
             let output = AlarmChain<BootInstant>.outputName(chain.current?.device ?? "")
             changes.yield(AlarmOutputChange(kind: .soundReplaced, output: output, message: "on \(output): \(why)"))
         case .ended(let outcome):
+            if case .failed = outcome, chain.current?.id == attempt {
+                // The chain moves on, perhaps to the card: the card beside the server makes way.
+                await stopCard(because: "the sound server it played beside was lost")
+            }
             let playback = playbacks.removeValue(forKey: attempt)
             priorities.removeValue(forKey: attempt)
             let failure: String?
