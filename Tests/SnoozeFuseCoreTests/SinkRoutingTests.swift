@@ -249,3 +249,53 @@ struct HeardWatchTests {
         #expect(watch.nextDeadline == nil)
     }
 }
+
+@Suite("A monitor read a block at a time, then rested: on virtual time")
+struct MonitorDutyTests {
+    @Test func aMonitorThatProvedRestsThenIsReadAgain() {
+        var duty = MonitorDuty<Instant>(rest: .milliseconds(750))
+        #expect(!duty.isResting("a") && duty.nextWake == nil, "read from the start")
+        duty.proved("a", at: t(1.25))
+        #expect(duty.isResting("a"))
+        #expect(duty.nextWake == t(2))
+        #expect(duty.rested(at: t(1.9)) == [])
+        #expect(duty.rested(at: t(2)) == ["a"])
+        #expect(!duty.isResting("a") && duty.nextWake == nil)
+        #expect(duty.rested(at: t(5)) == [], "once")
+    }
+
+    @Test func eachSinkRestsOnItsOwnAndTheEarliestWakesFirst() {
+        var duty = MonitorDuty<Instant>(rest: .seconds(1))
+        duty.proved("b", at: t(0.5))
+        duty.proved("a", at: t(0.25))
+        #expect(duty.nextWake == t(1.25))
+        #expect(duty.rested(at: t(1.3)) == ["a"])
+        #expect(duty.nextWake == t(1.5))
+        #expect(duty.rested(at: t(3)) == ["b"])
+    }
+
+    @Test func aForgottenSinkNeitherRestsNorWakes() {
+        var duty = MonitorDuty<Instant>()
+        duty.proved("a", at: t(0))
+        duty.forget("a")
+        #expect(!duty.isResting("a") && duty.nextWake == nil)
+        #expect(duty.rested(at: t(10)) == [])
+    }
+
+    @Test func provedOnceASecondTheWatchNeverCallsAPlayingSinkUnheard() {
+        // Blocks of a quarter second, each proving the alarm, then the default rest: over a
+        // minute the watch sees proof often enough and neither escalates nor reports.
+        var duty = MonitorDuty<Instant>()
+        var watch = HeardWatch(due: t(0), listening: ["a"])
+        var now = t(0), effects: [HeardWatch<Instant>.Effect] = []
+        while now < t(60) {
+            now = now.advanced(by: .milliseconds(250) + .milliseconds(40))   // a block, and the server's latency
+            effects += watch.proof(sink: "a", level: 0.1, at: now)
+            duty.proved("a", at: now)
+            now = duty.nextWake ?? now
+            effects += watch.timeElapsed(at: now)
+            #expect(duty.rested(at: now) == ["a"])
+        }
+        #expect(effects == [.heard(sink: "a", level: 0.1, after: .milliseconds(290))])
+    }
+}

@@ -190,8 +190,9 @@ public struct AlarmToneSource: AlarmSoundSource {
     private let periodFrames: Int
     private let beepFrames: Int
     private let beepSpacingFrames: Int
-    private let edgeFrames: Int
-    private let phaseStep: Double
+    /// One beep, worked out once (every beep of the pattern is the same): a sine per sample cost
+    /// the alarm more CPU than its sound server's stream did.
+    private let beepSamples: [Float]
     /// Frame index within the current one-second pattern.
     private var position = 0
 
@@ -203,8 +204,17 @@ public struct AlarmToneSource: AlarmSoundSource {
         periodFrames = rate
         beepFrames = rate / 10
         beepSpacingFrames = rate / 5
-        edgeFrames = max(rate / 200, 1)
-        phaseStep = 2 * Double.pi * frequency / Double(rate)
+        let edgeFrames = max(rate / 200, 1)
+        let phaseStep = 2 * Double.pi * frequency / Double(rate)
+        let beepFrames = beepFrames
+        beepSamples = (0 ..< beepFrames).map { inBeep in
+            var envelope: Double = 1
+            let fromEdge = min(inBeep, beepFrames - 1 - inBeep)
+            if fromEdge < edgeFrames {
+                envelope = 0.5 - 0.5 * cos(Double.pi * Double(fromEdge) / Double(edgeFrames))
+            }
+            return amplitude * Float(envelope * sin(phaseStep * Double(inBeep)))
+        }
     }
 
     public mutating func read(into buffer: UnsafeMutableBufferPointer<Float>) -> Int {
@@ -226,12 +236,7 @@ public struct AlarmToneSource: AlarmSoundSource {
         guard beep < 4 else { return 0 }
         let inBeep = frame - beep * beepSpacingFrames
         guard inBeep < beepFrames else { return 0 }
-        var envelope: Double = 1
-        let fromEdge = min(inBeep, beepFrames - 1 - inBeep)
-        if fromEdge < edgeFrames {
-            envelope = 0.5 - 0.5 * cos(Double.pi * Double(fromEdge) / Double(edgeFrames))
-        }
-        return amplitude * Float(envelope * sin(phaseStep * Double(inBeep)))
+        return beepSamples[inBeep]
     }
 }
 

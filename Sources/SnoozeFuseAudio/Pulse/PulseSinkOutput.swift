@@ -107,6 +107,8 @@ public final class PulseSinkOutput: PCMWritable {
     /// ``monitorRate``), their tables made once.
     private var writtenAnalyser: AlarmBandAnalyser
     private var monitorAnalyser = AlarmBandAnalyser(sampleRate: PulseSinkOutput.monitorRate)
+    /// Each monitor is read a block at a time, then corked for a rest.
+    private var duty = MonitorDuty<BootInstant>()
     private var watch: HeardWatch<BootInstant>? {
         didSet { watchDeadline = watch?.nextDeadline }
     }
@@ -228,6 +230,7 @@ public final class PulseSinkOutput: PCMWritable {
             pa_stream_unref(stream)
         }
         monitorSamples.removeValue(forKey: name)
+        duty.forget(name)
         watch?.forget(name)
     }
 
@@ -339,7 +342,9 @@ public final class PulseSinkOutput: PCMWritable {
             if lastProgress.duration(to: BootInstant.now) > .seconds(10) {
                 throw PulseError(operation: "play", reason: "no sink took frames for 10 s", connectionLost: true)
             }
-            connection.iterate(upTo: .milliseconds(100))
+            var wait = Duration.milliseconds(100)
+            if let wake = duty.nextWake { wait = max(min(wait, BootInstant.now.duration(to: wake)), .zero) }
+            connection.iterate(upTo: wait)
             try followChanges()
             readMonitors()
             watchTime()
@@ -384,35 +389,46 @@ public final class PulseSinkOutput: PCMWritable {
     }
 
     /// Takes what the monitors recorded; each full quarter second is tested against what was
-    /// written over the last four seconds.
+    /// written over the last four seconds. After a proof the monitor rests (corked: the server
+    /// sends nothing and wakes no one) until ``MonitorDuty`` reads it again; what comes in while
+    /// it rests was under way before the cork, and is dropped.
     private func readMonitors() {
+        let now = BootInstant.now
+        for name in duty.rested(at: now) {
+            if let stream = monitors[name], let operation = pa_stream_cork(stream, 0, nil, nil) { pa_operation_unref(operation) }
+        }
         for (name, stream) in monitors {
             guard pa_stream_get_state(stream) == PA_STREAM_READY else { continue }
+            let resting = duty.isResting(name)
             while pa_stream_readable_size(stream) > 0 {
                 var data: UnsafeRawPointer?
                 var length = 0
                 guard pa_stream_peek(stream, &data, &length) >= 0, length > 0 else { break }
-                if let data {
+                if resting {
+                    // Recorded before the rest began.
+                } else if let data {
                     let floats = data.bindMemory(to: Float.self, capacity: length / 4)
                     monitorSamples[name, default: []].append(contentsOf: UnsafeBufferPointer(start: floats, count: length / 4))
                 } else {
-                    // A hole in the recording: silence.
-                    monitorSamples[name, default: []].append(contentsOf: [Float](repeating: 0, count: length / 4))
+                    // A hole in the recording (the rest just ended is one): a block is a quarter
+                    // second heard without a break, so it starts again after the hole.
+                    monitorSamples[name] = []
                 }
                 pa_stream_drop(stream)
             }
             let window = Self.monitorBlockFrames
-            while let samples = monitorSamples[name], samples.count >= window {
-                let block = Array(samples.prefix(window))
-                monitorSamples[name] = Array(samples.dropFirst(window))
-                guard let reference = AlarmBandProfile.mean(written) else { continue }
-                let heard = block.withUnsafeBufferPointer { monitorAnalyser.profile(of: $0, channels: 1) }
-                if heardTest.proves(heard, written: reference), var watch {
-                    let effects = watch.proof(sink: name, level: heard.level, at: BootInstant.now)
-                    self.watch = watch
-                    perform(effects)
-                }
-            }
+            guard !resting, let samples = monitorSamples[name], samples.count >= window else { continue }
+            monitorSamples[name] = []
+            guard let reference = AlarmBandProfile.mean(written) else { continue }
+            // The latest quarter second. A block that proves nothing (the alarm's own pauses, a
+            // muted sink) is followed by the next at once; a proof rests the monitor.
+            let heard = samples.suffix(window).withUnsafeBufferPointer { monitorAnalyser.profile(of: $0, channels: 1) }
+            guard heardTest.proves(heard, written: reference), var watch else { continue }
+            duty.proved(name, at: now)
+            if let operation = pa_stream_cork(stream, 1, nil, nil) { pa_operation_unref(operation) }
+            let effects = watch.proof(sink: name, level: heard.level, at: now)
+            self.watch = watch
+            perform(effects)
         }
     }
 
