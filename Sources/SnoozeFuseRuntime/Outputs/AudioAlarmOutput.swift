@@ -144,6 +144,13 @@ public actor AudioAlarmOutput: AlarmOutput {
 
     private var cardName: String { AlarmChain<BootInstant>.outputName(AlarmChain<BootInstant>.hardware) }
 
+    /// Reports what became of the card playing beside the sound server.
+    private func sayBeside(_ message: String) {
+        changes.yield(AlarmOutputChange(kind: .beside,
+                                        output: AlarmChain<BootInstant>.outputName(AlarmChain<BootInstant>.soundServer),
+                                        message: message))
+    }
+
     private func cardOpened(_ result: Result<AlarmPlayback, AlarmPlayerError>, generation: Int) async {
         switch result {
         case .success(let playback):
@@ -152,8 +159,7 @@ public actor AudioAlarmOutput: AlarmOutput {
                 return
             }
             cardBeside = (generation, playback)
-            changes.yield(AlarmOutputChange(kind: .beside, output: AlarmChain<BootInstant>.outputName(AlarmChain<BootInstant>.soundServer),
-                                            message: "\(cardName) (the sound card itself) plays the alarm beside the sound server"))
+            sayBeside("\(cardName) (the sound card itself) plays the alarm beside the sound server")
         case .failure(let error):
             await cardFailed(generation: generation, because: error.description)
         }
@@ -162,8 +168,7 @@ public actor AudioAlarmOutput: AlarmOutput {
     private func cardFailed(generation: Int, because reason: String) async {
         guard cardBeside?.generation == generation else { return }
         cardBeside = nil
-        changes.yield(AlarmOutputChange(kind: .beside, output: AlarmChain<BootInstant>.outputName(AlarmChain<BootInstant>.soundServer),
-                                        message: "\(cardName) beside the sound server failed: \(reason)"))
+        sayBeside("\(cardName) beside the sound server failed: \(reason)")
     }
 
     /// Stops the card beside the server, waiting for it at most `closeTimeout`.
@@ -172,8 +177,7 @@ public actor AudioAlarmOutput: AlarmOutput {
         cardBeside = nil
         guard let playback = card.playback else { return }
         _ = await playback.stop(waitingAtMost: closeTimeout, on: loop.clock)
-        changes.yield(AlarmOutputChange(kind: .beside, output: AlarmChain<BootInstant>.outputName(AlarmChain<BootInstant>.soundServer),
-                                        message: "\(cardName) beside the sound server stopped: \(reason)"))
+        sayBeside("\(cardName) beside the sound server stopped: \(reason)")
     }
 
     /// Ends `outputChanges` (call when the output will not be used again).
