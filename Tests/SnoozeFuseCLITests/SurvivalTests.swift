@@ -176,6 +176,12 @@ struct SurvivalTests {
                 seen.numbers["from the deadline"] = (wallTime(alarm)?.timeIntervalSince1970 ?? 0) - due
             }
             seen.texts["outcome"] = events.last?["outcome"] as? String
+            // The alarm is nearer than the wake alarm's 5 s head start: the machine wakes with it,
+            // not at once for nothing, and the record says so (it said "5s before", and fired at once).
+            if let wake = events.first(where: { $0["event"] as? String == "wake_alarm" }) {
+                seen.numbers["wake alarm fires in"] = (wake["until"] as? NSNumber)?.doubleValue
+                seen.texts["wake alarm"] = wake["message"] as? String
+            }
             seen.numbers["rms"] = try recordedRMS(capture)
             seen.texts["status after"] = home.status()
         }
@@ -185,6 +191,8 @@ struct SurvivalTests {
         let offset = try #require(seen.numbers["from the deadline"], "\(seen.texts)")
         #expect(abs(offset) < 0.1, "rang \(offset) s from the deadline")
         #expect(seen.texts["outcome"] == "ring_limit")
+        #expect(seen.numbers["wake alarm fires in"] ?? 0 > 0.1, "\(seen.texts)")
+        #expect(seen.texts["wake alarm"]?.contains("with the alarm (it was less than 5s away when armed)") == true, "\(seen.texts)")
         #expect(seen.numbers["rms"] ?? 0 > 0.05)
         #expect(seen.texts["status after"] == "none")
     }

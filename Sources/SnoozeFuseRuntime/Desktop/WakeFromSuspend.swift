@@ -1,6 +1,6 @@
 import Foundation
 import SnoozeFuseCore
-import SnoozeFuseSystem
+public import SnoozeFuseSystem
 import Synchronization
 
 /// Wakes a suspended machine for a nap's alarm (SPEC §7): while the nap waits for its alarm, a
@@ -38,7 +38,7 @@ final class WakeFromSuspend: Sendable {
     /// failsafe; snoozed: the end of the snooze), disarmed in any other phase.
     func update(_ session: Session<BootInstant>) {
         let deadline = session.undisturbedAlarm ?? session.expectedAlarm ?? (session.phase == .snoozed ? session.snoozeDeadline : nil)
-        let target = deadline.map { $0.advanced(by: .zero - headStart) }
+        let target = deadline.flatMap { WakeAlarmSchedule.instant(for: $0, now: BootInstant.now, headStart: headStart) }
         let note = state.withLock { state -> SessionNote? in
             guard target != state.target, !state.unavailable else { return nil }
             state.target = target
@@ -56,7 +56,7 @@ final class WakeFromSuspend: Sendable {
                 }
                 let armed = try timer.arm(at: target)
                 return .wakeAlarm(WakeAlarmArmed(firesIn: BootInstant.now.duration(to: armed), bootSeconds: armed.sinceBoot.secondsValue,
-                                                 message: Self.armedMessage(armed: armed, deadline: deadline, headStart: headStart)))
+                                                 message: WakeAlarmSchedule.message(armed: armed, deadline: deadline, headStart: headStart)))
             } catch {
                 state.unavailable = true
                 state.timer = nil
@@ -75,14 +75,6 @@ final class WakeFromSuspend: Sendable {
         }
     }
 
-    private static func armedMessage(armed: BootInstant, deadline: BootInstant, headStart: Duration) -> String {
-        var message = "a suspended machine wakes at boot+\(armed.sinceBoot.secondsValue.threeDecimals) s (CLOCK_BOOTTIME_ALARM), \(headStart.compactDescription) before the alarm at boot+\(deadline.sinceBoot.secondsValue.threeDecimals) s"
-        if !WakeAlarmTimer.hasRealTimeClock {
-            message += "; but this machine has no real-time clock (\(WakeAlarmTimer.realTimeClockPath)) to wake it: a suspend here delays the alarm until the machine resumes"
-        }
-        return message
-    }
-
     /// What a missing wake alarm means, and the fix.
     static func warning(_ error: WakeAlarmError) -> String {
         var message: String
@@ -93,6 +85,38 @@ final class WakeFromSuspend: Sendable {
         }
         if !WakeAlarmTimer.hasRealTimeClock {
             message += "; this machine also has no real-time clock (\(WakeAlarmTimer.realTimeClockPath)), which waking needs"
+        }
+        return message
+    }
+}
+
+/// When a wake alarm fires for an alarm, and what that is called (pure: see ``WakeFromSuspend``).
+public enum WakeAlarmSchedule {
+    /// When to wake a suspended machine for an alarm at `deadline`: `headStart` before it, or, when
+    /// that has passed (a resumed nap, a short nap), the alarm itself, so the wake alarm never fires
+    /// after the alarm it is for, nor at once for nothing; `nil` when the alarm is due already (it
+    /// rings now: there is nothing to wake for).
+    public static func instant(for deadline: BootInstant, now: BootInstant, headStart: Duration) -> BootInstant? {
+        let ahead = deadline.advanced(by: .zero - headStart)
+        if now < ahead { return ahead }
+        return now < deadline ? deadline : nil
+    }
+
+    /// Says when the machine wakes, and how long before the alarm that is, from the instant the
+    /// kernel holds (less than `headStart` when the alarm was nearer than that).
+    public static func message(armed: BootInstant, deadline: BootInstant, headStart: Duration) -> String {
+        let lead = armed.duration(to: deadline)
+        let when: String
+        if lead >= headStart - .milliseconds(1) {
+            when = "\(headStart.compactDescription) before the alarm"
+        } else if lead > .milliseconds(1) {
+            when = "\(String(format: "%.1f", lead.secondsValue)) s before the alarm (it was less than \(headStart.compactDescription) away when armed)"
+        } else {
+            when = "with the alarm (it was less than \(headStart.compactDescription) away when armed)"
+        }
+        var message = "a suspended machine wakes at boot+\(armed.sinceBoot.secondsValue.threeDecimals) s (CLOCK_BOOTTIME_ALARM), \(when) at boot+\(deadline.sinceBoot.secondsValue.threeDecimals) s"
+        if !WakeAlarmTimer.hasRealTimeClock {
+            message += "; but this machine has no real-time clock (\(WakeAlarmTimer.realTimeClockPath)) to wake it: a suspend here delays the alarm until the machine resumes"
         }
         return message
     }
