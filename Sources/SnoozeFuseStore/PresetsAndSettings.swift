@@ -27,16 +27,18 @@ extension StoreDatabase {
     /// Every saved preset, by name (compared without case).
     public func presets() throws(StoreError) -> [StoredPreset] {
         guard has(Self.presetsMigration) else { return [] }
-        return try read("cannot read the presets") { db in
-            var values: [String: [String: [String]]] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT preset, key, value FROM presetValues ORDER BY preset, key, position") {
-                let preset: String = row[0]
-                values[preset.lowercased(), default: [:]][row[1], default: []].append(row[2])
-            }
-            return try Row.fetchAll(db, sql: "SELECT name, savedAt FROM presets ORDER BY name COLLATE NOCASE").map { row in
-                let name: String = row[0]
-                return StoredPreset(name: name, values: values[name.lowercased()] ?? [:], savedAt: Self.date(row[1]))
-            }
+        return try read("cannot read the presets", Self.presets)
+    }
+
+    private static func presets(_ db: Database) throws -> [StoredPreset] {
+        var values: [String: [String: [String]]] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT preset, key, value FROM presetValues ORDER BY preset, key, position") {
+            let preset: String = row[0]
+            values[preset.lowercased(), default: [:]][row[1], default: []].append(row[2])
+        }
+        return try Row.fetchAll(db, sql: "SELECT name, savedAt FROM presets ORDER BY name COLLATE NOCASE").map { row in
+            let name: String = row[0]
+            return StoredPreset(name: name, values: values[name.lowercased()] ?? [:], savedAt: Self.date(row[1]))
         }
     }
 
@@ -48,15 +50,30 @@ extension StoreDatabase {
     /// Saves `preset`, replacing a saved one of the same name (compared without case) in one
     /// transaction: a reader sees the old preset or the new one, never a mixture.
     public func savePreset(_ preset: StoredPreset) throws(StoreError) {
-        try write("cannot save the preset \"\(preset.name)\"") { db in
-            try db.execute(sql: "DELETE FROM presets WHERE name = ?", arguments: [preset.name])
-            try db.execute(sql: "INSERT INTO presets (name, savedAt) VALUES (?, ?)",
-                           arguments: [preset.name, Self.timestamp(preset.savedAt)])
-            for (key, values) in preset.values {
-                for (position, value) in values.enumerated() {
-                    try db.execute(sql: "INSERT INTO presetValues (preset, key, position, value) VALUES (?, ?, ?, ?)",
-                                   arguments: [preset.name, key, position, value])
-                }
+        try write("cannot save the preset \"\(preset.name)\"") { db in try Self.save(preset, in: db) }
+    }
+
+    /// Saves what `make` makes of the saved presets and the settings as they are when the write
+    /// lock is held, in that one transaction, so a preset changed by another process meanwhile is
+    /// changed again, not overwritten with an older copy (two `presets save` at once keep both).
+    /// `make` returns nil to save nothing; `name` is for messages.
+    public func savePreset(named name: String,
+                           making make: (_ saved: [StoredPreset], _ settings: [String: [String]]) -> StoredPreset?) throws(StoreError) -> StoredPreset? {
+        try write("cannot save the preset \"\(name)\"") { db in
+            guard let preset = make(try Self.presets(db), try Self.settings(db)) else { return nil }
+            try Self.save(preset, in: db)
+            return preset
+        }
+    }
+
+    private static func save(_ preset: StoredPreset, in db: Database) throws {
+        try db.execute(sql: "DELETE FROM presets WHERE name = ?", arguments: [preset.name])
+        try db.execute(sql: "INSERT INTO presets (name, savedAt) VALUES (?, ?)",
+                       arguments: [preset.name, Self.timestamp(preset.savedAt)])
+        for (key, values) in preset.values {
+            for (position, value) in values.enumerated() {
+                try db.execute(sql: "INSERT INTO presetValues (preset, key, position, value) VALUES (?, ?, ?, ?)",
+                               arguments: [preset.name, key, position, value])
             }
         }
     }
@@ -79,13 +96,15 @@ extension StoreDatabase {
     /// Every setting, by key.
     public func settings() throws(StoreError) -> [String: [String]] {
         guard has(Self.settingsMigration) else { return [:] }
-        return try read("cannot read the settings") { db in
-            var settings: [String: [String]] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT key, value FROM settings ORDER BY key, position") {
-                settings[row[0], default: []].append(row[1])
-            }
-            return settings
+        return try read("cannot read the settings", Self.settings)
+    }
+
+    private static func settings(_ db: Database) throws -> [String: [String]] {
+        var settings: [String: [String]] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT key, value FROM settings ORDER BY key, position") {
+            settings[row[0], default: []].append(row[1])
         }
+        return settings
     }
 
     /// Sets `key` to `values` (replacing what it had), in one transaction.

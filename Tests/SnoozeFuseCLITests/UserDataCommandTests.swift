@@ -396,6 +396,45 @@ struct UserDataCommandTests {
         #expect(records[2].hasPrefix("c,") && records[2].contains(",400,1200,"), "\(records)")
     }
 
+    /// Two saves of one preset at once each keep what the other changed: `presets save` reads the
+    /// preset it changes in the transaction that writes it. Here the other save is an sqlite3 shell
+    /// that holds the write lock with its change (volume 60) while `presets save power --nap 15m`
+    /// starts, then commits: the nap's save waits for it and keeps its volume (it read the preset
+    /// before the lock and wrote its older copy over the change).
+    @Test func twoSavesOfOnePresetAtOnceKeepBothChanges() async throws {
+        let seen = try await script { home, seen in
+            seen.numbers["first save"] = Double(try home.run(["presets", "save", "power", "--nap", "10m", "--max", "40m"]).status)
+            let script = """
+                BEGIN IMMEDIATE;
+                INSERT INTO presetValues (preset, key, position, value) VALUES ('power', 'volume', 0, '60');
+                .print locked
+                .shell sleep 1.5
+                COMMIT;
+
+                """
+            let holder = try BackgroundProcess(executableInPath("sh"), ["-c", "printf '%s' \"$0\" | sqlite3 '\(home.database)'", script],
+                                               environment: home.environment, standardOutput: home.folder.path("holder.out"),
+                                               standardError: home.folder.path("holder.err"))
+            seen.steps["locked"] = waitFor(.seconds(10)) { ((try? String(contentsOfFile: home.folder.path("holder.out"), encoding: .utf8)) ?? "").contains("locked") }
+            let save = try home.run(["presets", "save", "power", "--nap", "15m"])
+            seen.numbers["save"] = Double(save.status)
+            seen.texts["save"] = save.standardError
+            seen.numbers["holder"] = Double(holder.wait())
+            seen.texts["holder"] = (try? String(contentsOfFile: home.folder.path("holder.err"), encoding: .utf8)) ?? ""
+            let values = (try home.json(["presets", "show", "power", "--json"]) as? [String: Any])?["values"] as? [String: Any]
+            seen.texts["nap"] = "\(values?["nap"] ?? "none")"
+            seen.texts["volume"] = "\(values?["volume"] ?? "none")"
+            seen.texts["max"] = "\(values?["max"] ?? "none")"
+        }
+        #expect(seen.numbers["first save"] == 0)
+        #expect(seen["locked"], "\(seen.texts)")
+        #expect(seen.numbers["save"] == 0, "\(seen.texts)")
+        #expect(seen.numbers["holder"] == 0, "\(seen.texts)")
+        #expect(seen.texts["nap"] == "15m", "\(seen.texts)")
+        #expect(seen.texts["max"] == "40m", "\(seen.texts)")
+        #expect(seen.texts["volume"] == "60", "the other save's change is kept: \(seen.texts)")
+    }
+
     /// Five commands at once on a new database (so its first opening too): saving presets, reading
     /// the history and importing sounds. None fails and nothing is lost.
     @Test func fiveCommandsAtOnceAllSucceed() async throws {

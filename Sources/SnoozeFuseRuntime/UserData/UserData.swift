@@ -138,22 +138,34 @@ public struct UserData: Sendable {
             do { _ = try key.parse(values) } catch { throw NapSetupError(.usage, [error.message]) }
         }
         let database = try writer()
-        let saved = try store { () throws(StoreError) in try database.presets() }.map(NapPreset.init)
-        let existing = saved.first { $0.name.lowercased() == name.lowercased() }
-        let layers = NapSettingLayers(settings: try store { () throws(StoreError) in try database.settings() }, savedPresets: saved)
-        let baseName = base ?? existing?.name ?? layers.settings[NapSettingKey.preset.rawValue]?.first ?? Preset.basic.name
-        guard let basePreset = layers.preset(named: baseName) else {
-            throw NapSetupError(base == nil ? .badConfiguration : .missingInput, [layers.unknownPresetMessage(baseName).replacingOccurrences(of: "for --preset", with: base == nil ? "(your default preset)" : "for --from")])
+        // Read and written in one transaction: a save made meanwhile by another process is kept.
+        var problem: NapSetupError?
+        var made: SavedPreset?
+        _ = try store { () throws(StoreError) in
+            try database.savePreset(named: name) { stored, settings in
+                let saved = stored.map(NapPreset.init)
+                let existing = saved.first { $0.name.lowercased() == name.lowercased() }
+                let layers = NapSettingLayers(settings: settings, savedPresets: saved)
+                let baseName = base ?? existing?.name ?? layers.settings[NapSettingKey.preset.rawValue]?.first ?? Preset.basic.name
+                guard let basePreset = layers.preset(named: baseName) else {
+                    problem = NapSetupError(base == nil ? .badConfiguration : .missingInput, [layers.unknownPresetMessage(baseName).replacingOccurrences(of: "for --preset", with: base == nil ? "(your default preset)" : "for --from")])
+                    return nil
+                }
+                var values = basePreset.values.filter { NapSettingKey(rawValue: $0.key)?.isPresetValue ?? false }
+                for key in [NapSettingKey.release, .nap, .max] where values[key.rawValue] == nil {
+                    values[key.rawValue] = NapPreset(Preset.basic).values[key.rawValue]
+                }
+                // Stored as the parser reads them back (`1500` as `25m`).
+                for (key, texts) in flags { values[key.rawValue] = (try? key.parse(texts))?.texts ?? texts }
+                let preset = StoredPreset(name: name, values: values, savedAt: now)
+                made = SavedPreset(preset: NapPreset(preset), base: basePreset.name, replaced: existing != nil)
+                return preset
+            }
         }
-        var values = basePreset.values.filter { NapSettingKey(rawValue: $0.key)?.isPresetValue ?? false }
-        for key in [NapSettingKey.release, .nap, .max] where values[key.rawValue] == nil {
-            values[key.rawValue] = NapPreset(Preset.basic).values[key.rawValue]
+        guard let made else {
+            throw problem ?? NapSetupError(.internalError, ["the preset \"\(name)\" was not saved, and nothing said why"])
         }
-        // Stored as the parser reads them back (`1500` as `25m`).
-        for (key, texts) in flags { values[key.rawValue] = (try? key.parse(texts))?.texts ?? texts }
-        let preset = StoredPreset(name: name, values: values, savedAt: now)
-        try store { () throws(StoreError) in try database.savePreset(preset) }
-        return SavedPreset(preset: NapPreset(preset), base: basePreset.name, replaced: existing != nil)
+        return made
     }
 
     /// Removes the saved preset `name`. Built-in presets are refused (64), and so is the default
