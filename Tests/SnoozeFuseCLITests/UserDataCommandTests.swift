@@ -396,6 +396,49 @@ struct UserDataCommandTests {
         #expect(records[2].hasPrefix("c,") && records[2].contains(",400,1200,"), "\(records)")
     }
 
+    /// `stop` forgetting an interrupted nap writes its history after it lets go of the nap lock:
+    /// with the database held by another program, the history waits (up to 2 s) but a new nap
+    /// started meanwhile is not refused as "another nap is running" (it was: stop held the lock
+    /// through its wait), and the interrupted nap reaches the history once the database is free.
+    @Test func stopWritesTheHistoryAfterLettingGoOfTheNapLock() async throws {
+        let seen = try await script { home, seen in
+            seen.numbers["set"] = Double(try home.run(["config", "set", "volume", "70"]).status)
+            let nap = try home.launch(["nap", "--no-hold", "--release", "0", "--nap", "60", "--max", "120", "--device", "null", "--quiet"])
+            seen.steps["napping"] = waitFor { home.state()?["phase"] as? String == "napping" && home.state()?["guardianPid"] != nil }
+            guard let guardian = (home.state()?["guardianPid"] as? NSNumber)?.int32Value else { return }
+            kill(guardian, SIGKILL)
+            nap.signal(SIGKILL)
+            nap.wait()
+            seen.steps["interrupted"] = waitFor { home.status() == "interrupted" }
+            let holder = try BackgroundProcess(executableInPath("sh"), ["-c", "(echo 'BEGIN EXCLUSIVE;'; echo '.print locked'; sleep 6) | sqlite3 '\(home.database)'"],
+                                               environment: home.environment, standardOutput: home.folder.path("holder.out"),
+                                               standardError: home.folder.path("holder.err"))
+            defer { holder.signal(SIGTERM); _ = holder.wait() }
+            seen.steps["locked"] = waitFor(.seconds(10)) { ((try? String(contentsOfFile: home.folder.path("holder.out"), encoding: .utf8)) ?? "").contains("locked") }
+            let pending = home.folder.path("state/snoozefuse/history-pending")
+            let stop = try home.launch(["stop"], events: "stop.out")
+            // The interrupted nap waits in its file before stop tries the database.
+            seen.steps["kept"] = waitFor(.seconds(10)) { !((try? FileManager.default.contentsOfDirectory(atPath: pending)) ?? []).isEmpty }
+            let next = try home.run(["nap", "--no-hold", "--release", "0", "--nap", "1", "--max", "30", "--ring-limit", "1", "--device", "null", "--quiet"])
+            seen.numbers["next nap"] = Double(next.status)
+            seen.texts["next nap"] = next.standardError
+            seen.numbers["stop"] = Double(stop.wait())
+            seen.texts["stop"] = (try? String(contentsOfFile: home.folder.path("stop.out.err"), encoding: .utf8)) ?? ""
+            _ = holder.wait()
+            let history = try home.json(["history", "--json"]) as? [String: Any]
+            let outcomes = (history?["naps"] as? [[String: Any]] ?? []).compactMap { $0["outcome"] as? String }
+            seen.texts["outcomes"] = outcomes.sorted().joined(separator: " ")
+        }
+        #expect(seen["napping"], "\(seen.texts)")
+        #expect(seen["interrupted"])
+        #expect(seen["locked"])
+        #expect(seen["kept"], "\(seen.texts)")
+        #expect(seen.numbers["next nap"] == 0, "a nap started while stop waited for the database runs: \(seen.texts)")
+        #expect(seen.numbers["stop"] == 0, "\(seen.texts)")
+        #expect(seen.texts["stop"]?.contains("forgotten") == true, "\(seen.texts)")
+        #expect(seen.texts["outcomes"] == "interrupted ring_limit", "each nap recorded once: \(seen.texts)")
+    }
+
     /// Two saves of one preset at once each keep what the other changed: `presets save` reads the
     /// preset it changes in the transaction that writes it. Here the other save is an sqlite3 shell
     /// that holds the write lock with its change (volume 60) while `presets save power --nap 15m`

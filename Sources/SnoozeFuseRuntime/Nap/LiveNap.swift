@@ -46,9 +46,9 @@ public final class LiveNap: Sendable {
                             message: @escaping @Sendable (String) -> Void) throws(NapSetupError) {
         let paths = try Self.storePaths()
         let lock = try Self.takeLock(paths)
-        if let waiting = NapHistoryLog(paths: paths).flushPending() { message("warning: \(waiting)") }
         let (found, damage) = LiveSessionKeeper.setAsideIfDamaged(paths, recordedBy: LiveSessionState.Holder.nap.rawValue)
         if let damage { message("warning: \(damage)") }
+        if let waiting = NapHistoryLog(paths: paths).flushPending() { message("warning: \(waiting)") }
         if let interrupted = found {
             message("an interrupted nap (started \(interrupted.started?.wall ?? "?"), its alarm due \(interrupted.alarm?.due.wall ?? "?")) was never rung; this nap replaces it (`snoozefuse resume` rings an interrupted nap)")
             for line in LeftoverSinkFixes.putBack(interrupted.sinkFixes ?? []) { message(line) }

@@ -147,8 +147,11 @@ final class LiveSessionKeeper: Sendable {
             let when = WallClockText.iso8601(secondsSince1970: modified ?? Date().timeIntervalSince1970)
             let entry = NapHistoryEntry(napID: "damaged-\(aside.lastPathComponent)", startedAt: when, endedAt: when,
                                         outcome: "interrupted", recordedBy: recordedBy)
-            if let warning = NapHistoryLog(paths: paths).record(entry) { said += "; \(warning)" } else {
+            // Kept for the history, written by the caller once it lets go of the nap lock.
+            if NapHistoryLog(paths: paths).keep(entry) {
                 said += "; the history keeps it as an interrupted nap (last written \(when))"
+            } else if let warning = NapHistoryLog(paths: paths).record(entry) {
+                said += "; \(warning)"
             }
         }
         return (fallback, said)

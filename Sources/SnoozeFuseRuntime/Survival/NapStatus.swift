@@ -150,15 +150,25 @@ public struct NapStatus: Sendable, Hashable, Encodable {
     /// written.
     public static func forgetInterrupted(environment: [String: String] = ProcessInfo.processInfo.environment) -> (restored: [String], warning: String?) {
         let status = read(environment: environment).status
-        guard status == .interrupted || status == .damaged, let paths = try? StorePaths(environment: environment),
-              let lock = try? NapLock.acquire(paths.napLock) else { return ([], nil) }
-        defer { withExtendedLifetime(lock) {} }
-        let (live, said) = LiveSessionKeeper.setAsideIfDamaged(paths, recordedBy: "stop")
-        guard let live else { return (said.map { [$0] } ?? [], nil) }
-        let warning = NapHistoryLog(paths: paths).record(live, outcome: "interrupted", endedAt: live.updated.wallSeconds, recordedBy: "stop")
-        let restored = LeftoverSinkFixes.putBack(live.sinkFixes ?? [])
-        LiveSessionKeeper.removeFiles(paths)
-        return ((said.map { [$0] } ?? []) + restored, warning)
+        guard status == .interrupted || status == .damaged, let paths = try? StorePaths(environment: environment) else { return ([], nil) }
+        let history = NapHistoryLog(paths: paths)
+        // Under the nap lock only what is quick: the nap is kept for the history in its own file,
+        // its sinks put back and its state removed. The database, which another program may hold,
+        // is written after the lock is let go, so a new nap never waits for it.
+        let forgotten = { () -> (lines: [String], unkept: NapHistoryEntry?)? in
+            guard let lock = try? NapLock.acquire(paths.napLock) else { return nil }
+            defer { withExtendedLifetime(lock) {} }
+            let (live, said) = LiveSessionKeeper.setAsideIfDamaged(paths, recordedBy: "stop")
+            guard let live else { return (said.map { [$0] } ?? [], nil) }
+            let entry = live.historyFacts.entry(outcome: "interrupted", endedAt: live.updated.wallSeconds, recordedBy: "stop")
+            let kept = history.keep(entry)
+            let restored = LeftoverSinkFixes.putBack(live.sinkFixes ?? [])
+            LiveSessionKeeper.removeFiles(paths)
+            return ((said.map { [$0] } ?? []) + restored, kept ? nil : entry)
+        }()
+        guard let forgotten else { return ([], nil) }
+        if let unkept = forgotten.unkept { return (forgotten.lines, history.record(unkept)) }
+        return (forgotten.lines, history.flushPending())
     }
 
     /// Calls `line` with the status now, and then again whenever the nap's live state changes or

@@ -142,7 +142,7 @@ struct NapHistoryLog: Sendable {
     func record(_ entry: NapHistoryEntry) -> String? {
         let file = paths.database
         let pending = pendingFile(for: entry)
-        let kept = (try? AtomicFile.write(Self.encoded(entry), to: pending)) != nil
+        let kept = keep(entry)
         let write = BoundedCall.start(named: "sf-history") { () -> String? in
             do throws(StoreError) {
                 try StoreDatabase.openForWriting(file: file, checkIntegrity: true).recordNap(entry)
@@ -158,6 +158,14 @@ struct NapHistoryLog: Sendable {
                 + (kept ? "; it waits in \(pending.path) and the next nap, history, status or stop writes it" : "")
         }
         return said
+    }
+
+    /// Keeps `entry` in its own file beside the live state (atomically), for ``flushPending()`` to
+    /// write: what a command holding the nap lock does, so that it never waits for the database
+    /// while a new nap cannot start. Returns whether it is kept.
+    @discardableResult
+    func keep(_ entry: NapHistoryEntry) -> Bool {
+        (try? AtomicFile.write(Self.encoded(entry), to: pendingFile(for: entry))) != nil
     }
 
     /// Records the nap whose live state is `live` as `outcome` (`interrupted`, `missed`): it ended
