@@ -61,6 +61,29 @@ struct DoctorTests {
         #expect(volume.hasPrefix("problem: ") && volume.contains("muted") && volume.contains("pactl set-sink-mute @DEFAULT_SINK@ 0"), "\(volume)")
     }
 
+    /// With `--device` naming a PCM that has a mixer of its own (a second card; here the pulse
+    /// plugin on the muted sink `headset`, in the test's `~/.asoundrc`), the volume check reads that
+    /// mixer, not the default card's (it read the default one and said all was well).
+    @Test func theVolumeCheckReadsTheMixerOfTheNamedDevice() async throws {
+        let pulse = try PrivatePulse()
+        defer { pulse.cleanUp() }
+        let run = try await onOwnThread { () throws -> Run in
+            try pulse.startDaemon()
+            try """
+            pcm.headset { type pulse; device "headset" }
+            ctl.headset { type pulse; device "headset" }
+            """.write(to: pulse.directory.appendingPathComponent(".asoundrc"), atomically: true, encoding: .utf8)
+            try pulse.addSink("headset")
+            _ = try pulse.pactl(["set-sink-mute", "headset", "1"])
+            return try Self.doctor(["--device", "headset"], environment: pulse.environment)
+        }
+        #expect(run.checks["output"]?.first == "ok: headset opens for playback | ", "\(run.checks)")
+        let volume = try #require(run.checks["volume"]?.first, "\(run.checks)")
+        #expect(volume.hasPrefix("problem: ") && volume.contains("muted") && volume.contains("headset"), "\(volume)")
+        #expect(run.status == 69, "\(run.text)")
+        #expect(run.audible == false)
+    }
+
     @Test func withoutASoundServerOrABusItSaysWhatIsMissingAndExits69() async throws {
         let folder = try TemporaryFolder()
         var environment = ProcessInfo.processInfo.environment

@@ -39,6 +39,47 @@ struct SystemVolumePulseTests {
         #expect(!seen.stderr.contains("--system-volume"), "\(seen.stderr)")
     }
 
+    /// `--device` names a PCM with a mixer of its own (here `headset`, the pulse plugin on the sink
+    /// `headset`, its control on the same sink, in the test's `~/.asoundrc`): the volume is set and
+    /// put back on that mixer, and the default one (the null sink) is left alone.
+    @Test("--system-volume sets the mixer of the device the alarm plays on, not the default card's")
+    func setsTheMixerOfTheNamedDevice() async throws {
+        let pulse = try PrivatePulse()
+        defer { pulse.cleanUp() }
+        let seen = try await onOwnThread { () throws -> (VolumeSeen, Int?) in
+            var seen = VolumeSeen()
+            try pulse.startDaemon()
+            try writeHeadsetPCM(in: pulse.directory)
+            try pulse.addSink("headset")
+            try pulse.pactl(["set-sink-volume", "headset", "30%"])
+            try pulse.pactl(["set-sink-volume", "nullsink", "40%"])
+            seen.before = try pulse.sinkVolumePercent("headset")
+            let nap = try PulseNap(on: pulse, ringLimit: 4, options: ["--device", "headset", "--system-volume", "70"])
+            seen.startedOn = try nap.events.waitBlocking(for: "the alarm") { $0["event"] as? String == "alarm" }["output"] as? String ?? ""
+            for _ in 0 ..< 40 {
+                seen.during = try pulse.sinkVolumePercent("headset")
+                if seen.during == 70 { break }
+                usleep(50_000)
+            }
+            let defaultDuring = try pulse.sinkVolumePercent("nullsink")
+            var end = Seen()
+            try nap.waitForTheEnd(into: &end)
+            seen.after = try pulse.sinkVolumePercent("headset")
+            seen.outcome = end.outcome
+            seen.status = end.status
+            seen.stderr = end.stderr
+            return (seen, defaultDuring)
+        }
+        let (volume, defaultDuring) = seen
+        #expect(volume.startedOn == "ALSA headset", "\(volume)")
+        #expect(volume.before == 30)
+        #expect(volume.during == 70, "the headset's mixer: \(volume.stderr)")
+        #expect(defaultDuring == 40, "the default mixer is left alone")
+        #expect(volume.after == 30)
+        #expect(volume.outcome == "ring_limit")
+        #expect(volume.status == 0, "\(volume.stderr)")
+    }
+
     @Test("a mixer whose server does not answer holds up neither the alarm nor its end")
     func hungMixerDelaysNothing() async throws {
         let pulse = try PrivatePulse()
@@ -77,26 +118,36 @@ struct SystemVolumePulseTests {
         #expect(seen.status == 0, "exit status \(seen.status); stderr: \(seen.stderr)")
     }
 
+    /// `quiet` is a null PCM without a control of its own, so its mixer is the default card's,
+    /// which cannot be opened here; `null` itself has no mixer at all.
     @Test("without a mixer the volume is skipped with a note and the alarm sounds")
     func noMixerIsSkippedWithANote() async throws {
         let pulse = try PrivatePulse()   // no daemon: `default` has no mixer here (no sound card)
         defer { pulse.cleanUp() }
-        let seen = try await onOwnThread { () throws -> VolumeSeen in
-            var seen = VolumeSeen()
-            let nap = try PulseNap(on: pulse, ringLimit: 2, options: ["--system-volume", "70", "--device", "null"])
-            let alarm = try nap.events.waitBlocking(for: "the alarm") { $0["event"] as? String == "alarm" }
-            seen.startedOn = alarm["output"] as? String ?? ""
-            var end = Seen()
-            try nap.waitForTheEnd(into: &end)
-            seen.outcome = end.outcome
-            seen.status = end.status
-            seen.stderr = end.stderr
-            return seen
+        let (seen, null) = try await onOwnThread { () throws -> (VolumeSeen, VolumeSeen) in
+            try "pcm.quiet { type null }\n".write(to: pulse.directory.appendingPathComponent(".asoundrc"), atomically: true, encoding: .utf8)
+            func nap(on device: String) throws -> VolumeSeen {
+                var seen = VolumeSeen()
+                let nap = try PulseNap(on: pulse, ringLimit: 2, options: ["--system-volume", "70", "--device", device])
+                let alarm = try nap.events.waitBlocking(for: "the alarm") { $0["event"] as? String == "alarm" }
+                seen.startedOn = alarm["output"] as? String ?? ""
+                var end = Seen()
+                try nap.waitForTheEnd(into: &end)
+                seen.outcome = end.outcome
+                seen.status = end.status
+                seen.stderr = end.stderr
+                return seen
+            }
+            return (try nap(on: "quiet"), try nap(on: "null"))
         }
-        #expect(seen.startedOn == "ALSA null")
+        #expect(seen.startedOn == "ALSA quiet")
         #expect(seen.stderr.contains("snoozefuse: warning: --system-volume skipped: the ALSA mixer is not available"), "\(seen.stderr)")
         #expect(seen.outcome == "ring_limit")
         #expect(seen.status == 0, "\(seen.stderr)")
+        #expect(null.startedOn == "ALSA null")
+        #expect(null.stderr.contains("snoozefuse: warning: --system-volume skipped: null has no mixer (it writes to no speaker)"), "\(null.stderr)")
+        #expect(null.outcome == "ring_limit")
+        #expect(null.status == 0, "\(null.stderr)")
     }
 }
 
@@ -112,4 +163,13 @@ struct VolumeSeen: Sendable {
     var outcome = ""
     var status: Int32 = -1
     var stderr = ""
+}
+
+/// A PCM and a control named `headset` in `home`'s `.asoundrc`: ALSA's pulse plugin on the sink
+/// `headset`, so that it has a mixer of its own, as a second card has.
+func writeHeadsetPCM(in home: URL) throws {
+    try """
+    pcm.headset { type pulse; device "headset" }
+    ctl.headset { type pulse; device "headset" }
+    """.write(to: home.appendingPathComponent(".asoundrc"), atomically: true, encoding: .utf8)
 }

@@ -68,7 +68,7 @@ public enum NapDoctor {
         let sinks = server.map { SinkDoctor.checks($0, fixesVolume: fixesVolume, floor: floorPercent) }
         checks += sinks?.checks ?? []
         // On the sound server the sinks are the volume; the ALSA mixer only matters without one.
-        let volume = server?.sinks == nil ? examineVolume() : nil
+        let volume = server?.sinks == nil ? examineVolume(device: device) : nil
         if let volume { checks.append(volume) }
         checks.append(examineKeepAwake())
         checks += examineWakeAlarm()
@@ -141,37 +141,46 @@ public enum NapDoctor {
     }
 
     private struct MixerReading: Sendable {
+        var mixer = "default"
         var element = ""
         var percent: Int?
         var muted = false
         var error: String?
     }
 
-    private static func examineVolume() -> DoctorCheck {
-        let reading = BoundedCall.start(named: "sf-doctor-mix") { () -> MixerReading in
+    /// The volume of the mixer that `device` plays through (``MixerOfDevice``: the card it names,
+    /// else the default card's).
+    private static func examineVolume(device: String) -> DoctorCheck? {
+        let reading = BoundedCall.start(named: "sf-doctor-mix") { () -> MixerReading? in
+            guard let name = MixerOfDevice.name(for: device) else { return nil }
             do {
-                let mixer = try SystemMixerVolume(card: "default")
+                let mixer = try SystemMixerVolume(card: name)
                 defer { mixer.restore() }
-                return MixerReading(element: mixer.elementName, percent: mixer.foundPercent, muted: mixer.foundMuted)
+                return MixerReading(mixer: name, element: mixer.elementName, percent: mixer.foundPercent, muted: mixer.foundMuted)
             } catch {
-                return MixerReading(error: "\(error)")
+                return MixerReading(mixer: name, error: "\(error)")
             }
         }.wait(atMost: .seconds(1))
         guard let reading else {
-            return DoctorCheck(check: "volume", verdict: .warning, detail: "the default mixer did not answer within 1s",
+            return DoctorCheck(check: "volume", verdict: .warning, detail: "the mixer of \(device) did not answer within 1s",
                                fix: "check the sound server (`pactl info`); `nap --system-volume 80` sets the volume for the alarm")
         }
+        // null and file have no mixer: the output check says they write to no speaker.
+        guard let reading else { return nil }
+        let which = reading.mixer == "default" ? "the default mixer" : "the mixer \(reading.mixer) (of \(device))"
         if let error = reading.error {
-            return DoctorCheck(check: "volume", verdict: .warning, detail: "the system volume cannot be read: \(error)",
-                               fix: "check it yourself (`pactl get-sink-volume @DEFAULT_SINK@`)")
+            return DoctorCheck(check: "volume", verdict: .warning, detail: "the system volume cannot be read from \(which): \(error)",
+                               fix: "check it yourself (`alsamixer -D \(reading.mixer)`, or `pactl get-sink-volume @DEFAULT_SINK@` on a sound server)")
         }
         let level = reading.percent.map { "\($0) %" } ?? "unknown"
         if reading.muted || reading.percent == 0 {
+            let fix = ["default", "pulse", "pipewire"].contains(reading.mixer)
+                ? "unmute it (`pactl set-sink-mute @DEFAULT_SINK@ 0`, `pactl set-sink-volume @DEFAULT_SINK@ 70%`) or nap with --system-volume 80"
+                : "unmute it (`amixer -D \(reading.mixer) set \(reading.element) unmute 70%`) or nap with --system-volume 80"
             return DoctorCheck(check: "volume", verdict: .problem,
-                               detail: "\(reading.element) is \(reading.muted ? "muted" : "at 0 %") (volume \(level))",
-                               fix: "unmute it (`pactl set-sink-mute @DEFAULT_SINK@ 0`, `pactl set-sink-volume @DEFAULT_SINK@ 70%`) or nap with --system-volume 80")
+                               detail: "\(reading.element) of \(which) is \(reading.muted ? "muted" : "at 0 %") (volume \(level))", fix: fix)
         }
-        return DoctorCheck(check: "volume", verdict: .ok, detail: "\(reading.element) at \(level), not muted")
+        return DoctorCheck(check: "volume", verdict: .ok, detail: "\(reading.element) of \(which) at \(level), not muted")
     }
 
     private static func examineKeepAwake() -> DoctorCheck {

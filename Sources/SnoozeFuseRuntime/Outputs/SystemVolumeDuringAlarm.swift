@@ -18,8 +18,9 @@ public actor SystemVolumeDuringAlarm: AlarmOutput {
     public static let restoreLimit = Duration.milliseconds(500)
 
     private let percent: Int?
-    /// The mixer it attaches to: the default card's (on a desktop, the sound server's).
-    private let card = "default"
+    /// The mixer it attached to, once it has: that of the device the alarm plays on
+    /// (``MixerOfDevice``), the default card's for the terminal bell.
+    private var mixer = "the mixer 'default'"
     private let base: any AlarmOutput
     private let notes: OnceNotes
     /// The setting of the volume, running or done (its value: the mixer to restore, if it was set).
@@ -44,10 +45,17 @@ public actor SystemVolumeDuringAlarm: AlarmOutput {
         // On the sound server's own output the sinks' floor does this (and puts the person's
         // values back): the mixer would restore what it read after that fix, over them.
         if let percent, setting == nil, report.output != AlarmChain<BootInstant>.soundServer {
-            let card = card, notes = notes, clock = loop.clock
+            let device = report.output.hasPrefix("ALSA ") ? String(report.output.dropFirst(5)) : "default"
+            // Named for the notes now; the configuration is read on the mixer's thread (it can hang).
+            mixer = device == "default" ? "the mixer 'default'" : "the mixer of \(device)"
+            let notes = notes, clock = loop.clock, described = mixer
             let started = BoundedCall.start(named: "snoozefuse-mixer") { () -> MixerHandle? in
+                guard let name = MixerOfDevice.name(for: device) else {
+                    notes.say("--system-volume skipped: \(device) has no mixer (it writes to no speaker)")
+                    return nil
+                }
                 do throws(ALSAError) {
-                    let mixer = try SystemMixerVolume(card: card)
+                    let mixer = try SystemMixerVolume(card: name)
                     try mixer.set(percent: percent)
                     return MixerHandle(mixer)
                 } catch {
@@ -58,7 +66,7 @@ public actor SystemVolumeDuringAlarm: AlarmOutput {
             setting = started
             Task(executorPreference: loop) {
                 if await started.value(waitingAtMost: Self.answerLimit, on: clock) == nil {
-                    notes.say("--system-volume waits: the mixer '\(card)' has not answered within \(Self.answerLimit.compactDescription) (its sound server may be stopped or hung); the alarm sounds at the volume it has")
+                    notes.say("--system-volume waits: \(described) has not answered within \(Self.answerLimit.compactDescription) (its sound server may be stopped or hung); the alarm sounds at the volume it has")
                 }
             }
         }
@@ -72,7 +80,7 @@ public actor SystemVolumeDuringAlarm: AlarmOutput {
         // Restores as soon as the mixer was set: now, or when a mixer that hung answers at last.
         let restoring = BoundedCall.start(named: "snoozefuse-mixer") { setting.wait()?.restore() }
         if await restoring.value(waitingAtMost: Self.restoreLimit, on: loop.clock) == nil {
-            notes.say("--system-volume: the mixer '\(card)' did not answer within \(Self.restoreLimit.compactDescription) when the alarm stopped; the volume is restored if it answers later, and is otherwise left at \(percent ?? 0) %")
+            notes.say("--system-volume: \(mixer) did not answer within \(Self.restoreLimit.compactDescription) when the alarm stopped; the volume is restored if it answers later, and is otherwise left at \(percent ?? 0) %")
         }
     }
 }
