@@ -170,7 +170,12 @@ let package = Package(
         ),
         .testTarget(
             name: "SnoozeFuseRuntimeTests",
-            dependencies: ["SnoozeFuseRuntime", "SnoozeFuseCore", "SnoozeFuseAudio", "SnoozeFuseTestSupport", "snoozefuse"],
+            dependencies: ["SnoozeFuseRuntime", "SnoozeFuseCore", "SnoozeFuseAudio", "SnoozeFuseSystem", "SnoozeFuseTestSupport", "snoozefuse"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "SnoozeFuseSystemTests",
+            dependencies: ["SnoozeFuseSystem", "SnoozeFuseTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(

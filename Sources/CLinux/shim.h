@@ -3,6 +3,7 @@
 
 /* Linux interfaces that Swift's Glibc module does not export (as swift-nio's CNIOLinux does). */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
@@ -72,6 +73,12 @@ static inline int snoozefuse_die_with_parent(int expected_parent) {
  * so no child started meanwhile by another thread inherits them. 0, or -1 with errno. */
 static inline int snoozefuse_pipe_cloexec(int ends[2]) {
     return (int)syscall(SYS_pipe2, ends, 02000000 /* O_CLOEXEC */);
+}
+
+/* Opens `path` (a link followed) as O_PATH | O_CLOEXEC: a descriptor that names the file without
+ * reading it, to judge with fstat and to run through /proc/self/fd (O_PATH needs _GNU_SOURCE). */
+static inline int snoozefuse_open_path(const char *path) {
+    return (int)syscall(SYS_openat, AT_FDCWD, path, 010000000 /* O_PATH */ | 02000000 /* O_CLOEXEC */);
 }
 
 /* posix_spawn's POSIX_SPAWN_SETSID (glibc 2.26): declared only under _GNU_SOURCE. */

@@ -65,6 +65,7 @@ struct HooksTests {
         let start = try #require(seen.texts["start"], "the start hook did not run: \(seen.texts)")
         #expect(start.contains("SNOOZEFUSE_EVENT=start\n") && start.contains("SNOOZEFUSE_PHASE=releasing\n"), "\(start)")
         #expect(start.contains("SNOOZEFUSE_PID=\(pid)\n") && start.contains("SNOOZEFUSE_WALL=20"), "\(start)")
+        #expect(start.contains("SNOOZEFUSE_HOOK=") && start.contains("/snoozefuse/hooks/start\n"), "its own path: \(start)")
         let dismiss = try #require(seen.texts["dismiss"], "\(seen.texts)")
         #expect(dismiss.contains("SNOOZEFUSE_EVENT=dismiss\n") && dismiss.contains("SNOOZEFUSE_OUTCOME=dismissed\n"), "\(dismiss)")
         let end = try #require(seen.texts["end"], "\(seen.texts)")

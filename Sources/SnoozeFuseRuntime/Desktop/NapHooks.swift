@@ -101,6 +101,8 @@ final class NapHooks: Sendable {
         environment["SNOOZEFUSE_T"] = String(record.t)
         environment["SNOOZEFUSE_WALL"] = record.wall
         environment["SNOOZEFUSE_PID"] = String(getpid())
+        // A script runs from its opened file (`$0` is /proc/self/fd/N): its own path is here.
+        environment["SNOOZEFUSE_HOOK"] = path
         if let phase = record.phase { environment["SNOOZEFUSE_PHASE"] = phase.rawValue }
         if let until = record.until { environment["SNOOZEFUSE_UNTIL"] = String(until) }
         if let reason = record.reason { environment["SNOOZEFUSE_REASON"] = reason.rawValue }
@@ -109,17 +111,19 @@ final class NapHooks: Sendable {
         state.withLock { $0.running += 1 }
         let started = SystemThread.start(named: "sf-hook") { [self, environment] in
             defer { ended() }
-            var status = stat()
-            guard stat(path, &status) == 0 else { return } // no hook for this moment
-            if let refusal = Self.refusal(of: path, status: status) {
+            // Judged by the file it opens, and that file is what runs (not the path again).
+            switch CheckedExecutable.open(path) {
+            case .missing:
+                return // no hook for this moment
+            case .refused(let refusal):
                 let message = "hook \(moment.rawValue) refused: \(refusal)"
                 warn(message)
                 let log = openLog()
                 Self.append(message, to: log)
                 if log >= 0 { _ = close(log) }
-                return
+            case .ready(let hook):
+                supervise(moment, hook: hook, environment: environment)
             }
-            supervise(moment, path: path, environment: environment)
         }
         if !started {
             warn("hook \(moment.rawValue) not run: no thread could be started for it")
@@ -142,7 +146,8 @@ final class NapHooks: Sendable {
     /// warnings and in the log, which still has it when the nap has ended). Its output comes
     /// through a pipe: at most ``outputLimit`` bytes of one run go into the log, the rest is
     /// counted and dropped, with a line saying how much.
-    private func supervise(_ moment: Moment, path: String, environment: [String: String]) {
+    private func supervise(_ moment: Moment, hook: CheckedExecutable, environment: [String: String]) {
+        let path = hook.path
         let log = openLog()
         defer { if log >= 0 { _ = close(log) } }
         func report(_ message: String) {
@@ -158,8 +163,8 @@ final class NapHooks: Sendable {
         // inherited the writer's descriptor); that passes within moments, so it is tried again.
         for attempt in 1 ... 20 {
             do {
-                pid = try ProcessSpawn.start(path, [], descriptors: [0: .devNull, 1: .inherit(pipe.write), 2: .inherit(pipe.write)],
-                                             grouping: .ownProcessGroup, environment: environment)
+                pid = try hook.start([], descriptors: [0: .devNull, 1: .inherit(pipe.write), 2: .inherit(pipe.write)],
+                                     grouping: .ownProcessGroup, environment: environment)
                 break
             } catch where error.code == ETXTBSY && attempt < 20 {
                 usleep(50_000)
@@ -204,41 +209,6 @@ final class NapHooks: Sendable {
             _ = rename(logPath, logPath + ".1")
         }
         return open(logPath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
-    }
-
-    /// Why the hook at `path` must not run, or nil. As sudo and ssh judge the files they trust: it
-    /// must be a regular, executable file (a link is followed), and neither it nor any folder from
-    /// it up to `/` may belong to anyone but this user or root, or be writable by group or others;
-    /// a sticky folder above the hooks' own (`/tmp`) is allowed, as others may add files there
-    /// but not replace ours.
-    static func refusal(of path: String, status: stat) -> String? {
-        guard status.st_mode & S_IFMT == S_IFREG else { return "\(path) is not a regular file" }
-        guard access(path, X_OK) == 0 else { return "\(path) is not executable; chmod u+x \(path)" }
-        let user = geteuid()
-        func judge(_ place: String, _ info: stat, stickyAllowed: Bool) -> String? {
-            if info.st_uid != user && info.st_uid != 0 {
-                return "\(place) belongs to uid \(info.st_uid), neither you nor root"
-            }
-            if info.st_mode & (S_IWGRP | S_IWOTH) != 0 && !(stickyAllowed && info.st_mode & S_ISVTX != 0) {
-                return "others can change \(place) (mode \(String(info.st_mode & 0o7777, radix: 8))); chmod go-w \(place)"
-            }
-            return nil
-        }
-        if let problem = judge(path, status, stickyAllowed: false) { return problem }
-        let resolved = realpath(path, nil).map { pointer in
-            defer { free(pointer) }
-            return String(cString: pointer)
-        } ?? path
-        var place = (resolved as NSString).deletingLastPathComponent
-        var own = true
-        while true {
-            var info = stat()
-            guard stat(place, &info) == 0 else { return "\(place) cannot be examined: \(String(cString: strerror(errno)))" }
-            if let problem = judge(place, info, stickyAllowed: !own) { return problem }
-            guard place != "/", !place.isEmpty else { return nil }
-            place = (place as NSString).deletingLastPathComponent
-            own = false
-        }
     }
 }
 

@@ -1,0 +1,111 @@
+import CLinux
+import Glibc
+
+/// A program the user installed (a hook), opened once and judged by what was opened: the checks
+/// read the open file (`fstat`, the folders above the file it resolved to), and ``start(_:descriptors:grouping:environment:)``
+/// runs that same file through its descriptor (`/proc/self/fd/N` in the child, as `fexecve`
+/// does), never the path again. A file swapped in after the check is not the one that runs.
+///
+/// Judged as sudo and ssh judge the files they trust: a regular, executable file (a link is
+/// followed), and neither it nor any folder from it up to `/` may belong to anyone but this user
+/// or root, or be writable by group or others; a sticky folder above the file's own (`/tmp`) is
+/// allowed, as others may add files there but not replace ours.
+public final class CheckedExecutable: Sendable {
+    /// The path it was opened by (its name in messages, and its `argv[0]`).
+    public let path: String
+    /// The file it resolved to when it was opened.
+    public let resolved: String
+    private let descriptor: Int32
+
+    private init(path: String, resolved: String, descriptor: Int32) {
+        self.path = path
+        self.resolved = resolved
+        self.descriptor = descriptor
+    }
+
+    deinit { _ = close(descriptor) }
+
+    /// What opening a program found.
+    public enum Opening: Sendable {
+        /// Nothing is at the path.
+        case missing
+        /// Something is there that must not run, and why, with the fix where there is one.
+        case refused(String)
+        /// Checked, ready to start.
+        case ready(CheckedExecutable)
+    }
+
+    /// Opens the program at `path` and judges the file it opened.
+    public static func open(_ path: String) -> Opening {
+        let descriptor = snoozefuse_open_path(path)
+        guard descriptor >= 0 else {
+            return errno == ENOENT ? .missing : .refused("\(path) cannot be opened: \(String(cString: strerror(errno)))")
+        }
+        let procPath = "/proc/self/fd/\(descriptor)"
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else {
+            let reason = String(cString: strerror(errno))
+            _ = close(descriptor)
+            return .refused("\(path) cannot be examined: \(reason)")
+        }
+        let resolved = readLink(procPath) ?? path
+        if let refusal = refusal(path: path, resolved: resolved, status: status, executable: access(procPath, X_OK) == 0) {
+            _ = close(descriptor)
+            return .refused(refusal)
+        }
+        return .ready(CheckedExecutable(path: path, resolved: resolved, descriptor: descriptor))
+    }
+
+    /// Starts the checked file (see ``ProcessSpawn/start(_:_:descriptors:grouping:environment:creator:)``;
+    /// the child also gets the file itself as its lowest free descriptor from 3, which a script's
+    /// interpreter reads it through). Its `argv[0]` is ``path``, but a script's `$0` is
+    /// `/proc/self/fd/N`: give the path in its environment where a script needs it.
+    public func start(_ arguments: [String], descriptors: [Int32: ProcessSpawn.Descriptor],
+                      grouping: ProcessSpawn.Grouping = .same, environment: [String: String]? = nil) throws(SpawnError) -> Int32 {
+        let number = max(descriptors.keys.max() ?? 2, 2) + 1
+        var all = descriptors
+        all[number] = .inherit(descriptor)
+        return try ProcessSpawn.start("/proc/self/fd/\(number)", arguments, descriptors: all, grouping: grouping,
+                                      environment: environment, programName: path, describedAs: path)
+    }
+
+    private static func readLink(_ path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink(path, &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Why the file (`status`, resolved to `resolved`) must not run, or nil.
+    static func refusal(path: String, resolved: String, status: stat, executable: Bool) -> String? {
+        guard status.st_mode & S_IFMT == S_IFREG else { return "\(path) is not a regular file" }
+        guard executable else { return "\(path) is not executable; chmod u+x \(path)" }
+        let user = geteuid()
+        func judge(_ place: String, _ info: stat, stickyAllowed: Bool) -> String? {
+            if info.st_uid != user && info.st_uid != 0 {
+                return "\(place) belongs to uid \(info.st_uid), neither you nor root"
+            }
+            if info.st_mode & (S_IWGRP | S_IWOTH) != 0 && !(stickyAllowed && info.st_mode & S_ISVTX != 0) {
+                return "others can change \(place) (mode \(String(info.st_mode & 0o7777, radix: 8))); chmod go-w \(place)"
+            }
+            return nil
+        }
+        if let problem = judge(path, status, stickyAllowed: false) { return problem }
+        var place = parent(of: resolved)
+        var own = true
+        while true {
+            var info = stat()
+            guard stat(place, &info) == 0 else { return "\(place) cannot be examined: \(String(cString: strerror(errno)))" }
+            if let problem = judge(place, info, stickyAllowed: !own) { return problem }
+            guard place != "/" else { return nil }
+            place = parent(of: place)
+            own = false
+        }
+    }
+
+    /// `/a/b` → `/a`, `/a` → `/`.
+    private static func parent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return "/" }
+        return String(path[..<slash])
+    }
+}
