@@ -57,6 +57,12 @@ static inline int snoozefuse_pidfd_open(int pid) {
     return (int)syscall(SYS_pidfd_open, pid, 0u);
 }
 
+/* Makes the calling process a child subreaper (PR_SET_CHILD_SUBREAPER; prctl is variadic): what its
+ * descendants orphan (a double fork, a daemon) becomes its child, not init's. 0, or -1 with errno. */
+static inline int snoozefuse_become_subreaper(void) {
+    return prctl(PR_SET_CHILD_SUBREAPER, 1UL, 0UL, 0UL, 0UL);
+}
+
 /* Asks the kernel to SIGKILL the calling process when its parent ends (PR_SET_PDEATHSIG; prctl is
  * variadic), then checks that the parent is still `expected_parent`: it may have ended before the
  * request, and then the signal would never come. 0, or -1 with errno (ESRCH: the parent is gone). */

@@ -85,6 +85,34 @@ struct HooksTests {
         }
     }
 
+    /// A hook that detaches a child (a double fork and `setsid`, as a daemon does) does not leave
+    /// it behind: the nap adopts what its children orphan (a child subreaper) and ends what a hook
+    /// left once the hook has ended, saying so in the log. On main the sleeper outlived the nap.
+    @Test func whatAHookDetachesEndsWithTheHook() async throws {
+        let seen = try await script { home, seen in
+            let folder = home.folder.path("config/snoozefuse/hooks")
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+            let pidFile = home.folder.path("detached.pid")
+            try writeHook(folder + "/start", "(setsid sh -c 'sleep 120 & echo $! > \"\(pidFile)\"' &) ; sleep 0.3; exit 0")
+            let nap = try home.launch(["nap", "--no-hold", "--release", "0", "--nap", "8", "--ring-limit", "1",
+                                       "--device", "null", "--events", "jsonl", "--quiet", "--dismiss", "key"])
+            seen.steps["detached"] = waitFor(.seconds(10)) { FileManager.default.fileExists(atPath: pidFile) }
+            let detached = (try? String(contentsOfFile: pidFile, encoding: .utf8)).flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            // Ended while the nap goes on: once its hook has ended, not only when the nap does.
+            seen.steps["ended with the hook"] = detached.map { pid in waitFor(.seconds(5)) { !isRunning(pid) } } ?? false
+            seen.steps["nap still running"] = nap.isRunning
+            seen.numbers["status"] = Double(nap.wait())
+            if let detached, isRunning(detached) { kill(detached, SIGKILL) }
+            seen.texts["log"] = try? String(contentsOfFile: home.folder.path("state/snoozefuse/hooks.log"), encoding: .utf8)
+        }
+        #expect(seen["detached"], "\(seen.texts)")
+        #expect(seen["ended with the hook"], "the detached sleeper outlived its hook: \(seen.texts)")
+        #expect(seen["nap still running"])
+        #expect(seen.numbers["status"] == 0, "\(seen.texts)")
+        #expect(seen.texts["log"]?.contains("snoozefuse: hook start left 1 process behind (sleep") == true, "\(seen.texts)")
+    }
+
     /// A hook that writes a megabyte keeps 64 KiB of it in the log and a line saying how much was
     /// dropped; a log past 1 MiB is moved to `hooks.log.1` before the next hook writes to it.
     @Test func aHookKeepsAtMost64KiBInTheLogAndTheLogIsRotatedPastOneMebibyte() async throws {

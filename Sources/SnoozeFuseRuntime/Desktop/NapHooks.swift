@@ -35,6 +35,10 @@ final class NapHooks: Sendable {
     private struct State {
         var started = false
         var running = 0
+        /// Hook runs so far (each run's mark is its number).
+        var runs = 0
+        /// Why this process cannot adopt what hooks orphan (an errno), once it has asked.
+        var cannotAdopt: Int32?
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
@@ -108,7 +112,19 @@ final class NapHooks: Sendable {
         if let reason = record.reason { environment["SNOOZEFUSE_REASON"] = reason.rawValue }
         if let outcome = record.outcome { environment["SNOOZEFUSE_OUTCOME"] = outcome.rawValue }
         if let output = record.output { environment["SNOOZEFUSE_OUTPUT"] = output }
-        state.withLock { $0.running += 1 }
+        // What the hook detaches (a double fork and setsid) is adopted by this process and found by
+        // this mark, inherited by everything the hook starts.
+        let (run, adoption) = state.withLock { state -> (Int, Int32?) in
+            state.running += 1
+            state.runs += 1
+            if state.runs == 1 { state.cannotAdopt = AdoptedProcesses.adoptOrphans() }
+            return (state.runs, state.cannotAdopt)
+        }
+        let mark = "SNOOZEFUSE_HOOK_RUN=\(getpid())-\(run)"
+        environment["SNOOZEFUSE_HOOK_RUN"] = "\(getpid())-\(run)"
+        if run == 1, let adoption {
+            warn("hooks run, but what a hook detaches (a double fork, setsid) may outlive it: this process cannot adopt it (PR_SET_CHILD_SUBREAPER: \(String(cString: strerror(adoption))))")
+        }
         let started = SystemThread.start(named: "sf-hook") { [self, environment] in
             defer { ended() }
             // Judged by the file it opens, and that file is what runs (not the path again).
@@ -122,7 +138,7 @@ final class NapHooks: Sendable {
                 Self.append(message, to: log)
                 if log >= 0 { _ = close(log) }
             case .ready(let hook):
-                supervise(moment, hook: hook, environment: environment)
+                supervise(moment, hook: hook, environment: environment, mark: mark)
             }
         }
         if !started {
@@ -146,13 +162,20 @@ final class NapHooks: Sendable {
     /// warnings and in the log, which still has it when the nap has ended). Its output comes
     /// through a pipe: at most ``outputLimit`` bytes of one run go into the log, the rest is
     /// counted and dropped, with a line saying how much.
-    private func supervise(_ moment: Moment, hook: CheckedExecutable, environment: [String: String]) {
+    private func supervise(_ moment: Moment, hook: CheckedExecutable, environment: [String: String], mark: String) {
         let path = hook.path
         let log = openLog()
         defer { if log >= 0 { _ = close(log) } }
         func report(_ message: String) {
             warn(message)
             Self.append(message, to: log)
+        }
+        // Once the hook has ended (or been stopped), what it detached ends too.
+        defer {
+            let left = AdoptedProcesses.end(marked: mark)
+            if !left.isEmpty {
+                report("hook \(moment.rawValue) left \(left.count) process\(left.count == 1 ? "" : "es") behind (\(left.map(\.description).joined(separator: "; "))); \(left.count == 1 ? "it was" : "they were") ended")
+            }
         }
         guard let pipe = makePipe() else {
             report("hook \(moment.rawValue) not run: no pipe for its output (\(String(cString: strerror(errno))))")
