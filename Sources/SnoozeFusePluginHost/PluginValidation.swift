@@ -158,7 +158,26 @@ public enum PluginValidation {
         }
         close(ends.write)
         defer { close(ends.read) }
-        var reader = LineReader(descriptor: ends.read)
+        var (judged, info) = judge(name, child: child, output: ends.read, host: host)
+        // Whatever the plugin detached from the checking process (a double fork, setsid) was ended
+        // with it: a plugin must take every process it starts with it.
+        _ = child.waitForEnd(atMost: .seconds(5)) ?? child.terminate()
+        let left = child.leftBehind
+        if !left.isEmpty {
+            let what = "it left \(left.count) process\(left.count == 1 ? "" : "es") behind when the instance ended (\(left.map(\.description).joined(separator: "; ")); \(left.count == 1 ? "it was" : "they were") killed): a plugin must end every process it starts"
+            judged.summary = judged.verdict == .fail ? judged.summary + "; " + what : what
+            judged.verdict = .fail
+            info = nil
+        }
+        return (judged, info)
+    }
+
+    /// Reads the checking child's messages and judges how it went; the child has ended after.
+    private static func judge(_ name: PluginCheckName, child: ChildProcessGroup, output: Int32, host: String) -> (PluginCheckResult, PluginInfo?) {
+        func result(_ verdict: PluginCheckVerdict, _ summary: String, _ details: [String]) -> (PluginCheckResult, PluginInfo?) {
+            (PluginCheckResult(name: name.rawValue, verdict: verdict, summary: summary, details: details), nil)
+        }
+        var reader = LineReader(descriptor: output)
         var phase: PluginCheckPhase?
         var deadline = BootInstant.now.advanced(by: startLimit)
         var details: [String] = []

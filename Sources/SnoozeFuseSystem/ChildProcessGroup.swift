@@ -19,15 +19,32 @@ public final class ChildProcessGroup: Sendable {
     }
     /// The reaper: its value is the `waitpid` status.
     private let reaper: BoundedCall<Int32>
+    /// What the child left behind (detached: a double fork, `setsid`) and the reaper ended.
+    private let leftovers = Leftovers()
+    private final class Leftovers: Sendable {
+        let value = Mutex<[AdoptedProcesses.Ended]>([])
+    }
+
+    /// The environment variable that marks everything a child starts, for ``AdoptedProcesses``.
+    public static let markName = "SNOOZEFUSE_CHILD_RUN"
 
     /// Starts `executable arguments…` in a process group of its own. `onEnd` is called once, on
     /// the reaper's thread, with the wait status after the group has been killed and the child reaped.
+    ///
+    /// This process adopts what the child detaches (``AdoptedProcesses/adoptOrphans()``): the child
+    /// and all it starts carry a mark of this child in their environment, and whatever of that
+    /// is left when the child has ended is ended too (``leftBehind`` names it).
     public init(_ executable: String, _ arguments: [String], descriptors: [Int32: ProcessSpawn.Descriptor],
                 environment: [String: String]? = nil,
                 onEnd: (@Sendable (Int32) -> Void)? = nil) throws(SpawnError) {
+        _ = AdoptedProcesses.adoptOrphans()
+        let token = "\(getpid())-\(UInt64.random(in: 1 ... .max))"
+        var marked = environment ?? ProcessSpawn.currentEnvironment()
+        marked[Self.markName] = token
+        let mark = "\(Self.markName)=\(token)"
         let pid = try ProcessSpawn.start(executable, arguments, descriptors: descriptors, grouping: .ownProcessGroup,
-                                         environment: environment, creator: .processThread)
-        let reaped = reaped
+                                         environment: marked, creator: .processThread)
+        let reaped = reaped, leftovers = leftovers
         self.pid = pid
         reaper = BoundedCall.start(named: "snoozefuse-reap") {
             var info = siginfo_t()
@@ -40,6 +57,8 @@ public final class ChildProcessGroup: Sendable {
                 reaped = true
                 return status
             }
+            let left = AdoptedProcesses.end(marked: mark)
+            leftovers.value.withLock { $0 = left }
             onEnd?(status)
             return status
         }
@@ -51,6 +70,10 @@ public final class ChildProcessGroup: Sendable {
             if !reaped { _ = kill(-pid, signal) }
         }
     }
+
+    /// What the child left running when it ended (detached from its group) and was then ended;
+    /// known once ``status`` is.
+    public var leftBehind: [AdoptedProcesses.Ended] { leftovers.value.withLock { $0 } }
 
     /// The wait status once the child has ended and been reaped (see ``ProcessSpawn/describe(_:)``).
     public var status: Int32? { reaper.result }

@@ -106,6 +106,21 @@ public enum ProcessSpawn {
         return spawned
     }
 
+    /// This process's environment, as `NAME: VALUE` (the first of a name that appears twice).
+    public static func currentEnvironment() -> [String: String] {
+        var environment: [String: String] = [:]
+        var entry = environ
+        while let pointer = entry.pointee {
+            let text = String(cString: pointer)
+            if let equals = text.firstIndex(of: "=") {
+                let name = String(text[..<equals])
+                if environment[name] == nil { environment[name] = String(text[text.index(after: equals)...]) }
+            }
+            entry += 1
+        }
+        return environment
+    }
+
     /// Waits for child `pid` to end, at most `limit` (on CLOCK_BOOTTIME), and reaps it. Returns its
     /// `waitpid` status, or nil when it is still running after `limit` (it is then left as it is).
     /// Sleeps in `poll` on a pidfd (no busy waiting); where the kernel has no pidfd, looks every 20 ms.

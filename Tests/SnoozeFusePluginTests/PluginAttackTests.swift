@@ -195,6 +195,49 @@ struct PluginAttackTests {
         expectNoPluginProcessLeft(folder, "the nap")
     }
 
+    /// A plugin that detaches a process in `activate` (a double fork and `setsid`, which leaves its
+    /// process group): `plugins check` fails it and names what it left, and neither the check nor a
+    /// nap leaves it running. On main it passed every check, and its sleepers outlived both.
+    @Test func aPluginThatDetachesAProcessFailsItsCheckAndLeavesNothingRunning() throws {
+        let folder = try PluginFolder()
+        defer { folder.cleanUp() }
+        let attacker = Attacker(name: "detach", defines: ["ACTIVATE_DETACH"])
+        let path = try #require(try build([attacker], in: folder)[attacker.name])
+        let pids = folder.path + "/detached.pids"
+        func detached() -> [Int32] {
+            ((try? String(contentsOfFile: pids, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { Int32($0) }
+        }
+        func running(_ pid: Int32) -> Bool {
+            let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+            return !stat.isEmpty && !(stat.split(separator: ")").last?.trimmingCharacters(in: .whitespaces).hasPrefix("Z") ?? true)
+        }
+        defer { for pid in detached() where running(pid) { kill(pid, SIGKILL) } }
+        var environment = ProcessInfo.processInfo.environment
+        environment["TEST_DETACHED_PID_FILE"] = pids
+        let check = try runWatchingChildren(snoozefuse, ["plugins", "check", path, "--json"], environment: environment)
+        #expect(check.status == 65, "\(check.output)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(check.output.utf8)) as? [String: Any], "\(check.output)")
+        let checks = report["checks"] as? [[String: Any]] ?? []
+        let failing = checks.filter { $0["verdict"] as? String == "fail" }.compactMap { $0["summary"] as? String }
+        #expect(!failing.isEmpty && failing.allSatisfy { $0.contains("behind when the instance ended (sleep, pid ") && $0.contains("killed): a plugin must end every process it starts") },
+                "\(failing)")
+        let afterCheck = detached()
+        #expect(!afterCheck.isEmpty, "the plugin detached nothing: \(check.output)")
+        #expect(afterCheck.filter(running).isEmpty, "left running after plugins check: \(afterCheck.filter(running))")
+        // A nap with it as the source: whatever it detached ends with its instance.
+        var napEnvironment = pluginEnvironment(folder, cache: try TemporaryFolder())
+        napEnvironment["TEST_DETACHED_PID_FILE"] = pids
+        let nap = try runWatchingChildren(snoozefuse, [
+            "nap", "--no-hold", "--preset", "quick-test", "--release", "0", "--nap", "1", "--ring-limit", "2",
+            "--device", "null", "--events", "jsonl", "--quiet", "--source", attacker.id,
+        ], environment: napEnvironment)
+        #expect(nap.status == 0, "\(nap.output)")
+        let afterNap = detached().filter { !afterCheck.contains($0) }
+        #expect(!afterNap.isEmpty, "the nap's instance detached nothing: \(nap.output)")
+        #expect(afterNap.filter(running).isEmpty, "left running after the nap: \(afterNap.filter(running))")
+        expectNoPluginProcessLeft(folder, "the nap")
+    }
+
     @Test func anEmitterWhoseEmitNeverReturnsIsReportedHungAndKilled() throws {
         let folder = try PluginFolder()
         defer { folder.cleanUp() }

@@ -19,6 +19,8 @@
  *   RENDER_WRITE           render writes to standard error (a system call)
  *   RENDER_MALLOC          render allocates and frees through malloc
  *   ACTIVATE_EXIT          activate calls exit(0)
+ *   ACTIVATE_DETACH        activate detaches a `sleep 120` (double fork, setsid) and writes its pid
+ *                          to the file named by TEST_DETACHED_PID_FILE
  *   CREATE_EXIT            create_pulse_emitter calls exit(0) */
 #define _GNU_SOURCE
 #include "snoozefuse_plugin.h"
@@ -26,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #ifdef CTOR_EXIT
@@ -59,6 +62,22 @@ static snoozefuse_status activate(snoozefuse_sound_source *self, uint32_t rate, 
     (void)rate; (void)max_frames; (void)config; (void)message; (void)capacity;
 #ifdef ACTIVATE_EXIT
     exit(0);
+#endif
+#ifdef ACTIVATE_DETACH
+    pid_t first = fork();
+    if (first == 0) {
+        setsid();
+        pid_t second = fork();
+        if (second == 0) {
+            execl("/bin/sleep", "sleep", "120", (char *)NULL);
+            _exit(127);
+        }
+        const char *file = getenv("TEST_DETACHED_PID_FILE");
+        FILE *out = file ? fopen(file, "a") : NULL;
+        if (out) { fprintf(out, "%d\n", (int)second); fclose(out); }
+        _exit(0);
+    }
+    if (first > 0) waitpid(first, NULL, 0);
 #endif
     ((state *)self->plugin_data)->channels = channels;
     return SNOOZEFUSE_STATUS_OK;
