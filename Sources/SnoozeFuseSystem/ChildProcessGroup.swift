@@ -31,13 +31,13 @@ public final class ChildProcessGroup: Sendable {
     /// Starts `executable arguments…` in a process group of its own. `onEnd` is called once, on
     /// the reaper's thread, with the wait status after the group has been killed and the child reaped.
     ///
-    /// This process adopts what the child detaches (``AdoptedProcesses/adoptOrphans()``): the child
-    /// and all it starts carry a mark of this child in their environment, and whatever of that
-    /// is left when the child has ended is ended too (``leftBehind`` names it).
+    /// The child and all it starts carry a mark of this child in their environment; whatever of
+    /// that this process has adopted when the child has ended is ended too (``leftBehind`` names
+    /// it). Adopting is the program's own choice, made once (``AdoptedProcesses/adoptOrphans()``:
+    /// it changes where every orphan of its descendants goes).
     public init(_ executable: String, _ arguments: [String], descriptors: [Int32: ProcessSpawn.Descriptor],
                 environment: [String: String]? = nil,
                 onEnd: (@Sendable (Int32) -> Void)? = nil) throws(SpawnError) {
-        _ = AdoptedProcesses.adoptOrphans()
         let token = "\(getpid())-\(UInt64.random(in: 1 ... .max))"
         var marked = environment ?? ProcessSpawn.currentEnvironment()
         marked[Self.markName] = token

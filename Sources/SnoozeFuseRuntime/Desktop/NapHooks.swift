@@ -37,8 +37,6 @@ final class NapHooks: Sendable {
         var running = 0
         /// Hook runs so far (each run's mark is its number).
         var runs = 0
-        /// Why this process cannot adopt what hooks orphan (an errno), once it has asked.
-        var cannotAdopt: Int32?
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
@@ -112,19 +110,15 @@ final class NapHooks: Sendable {
         if let reason = record.reason { environment["SNOOZEFUSE_REASON"] = reason.rawValue }
         if let outcome = record.outcome { environment["SNOOZEFUSE_OUTCOME"] = outcome.rawValue }
         if let output = record.output { environment["SNOOZEFUSE_OUTPUT"] = output }
-        // What the hook detaches (a double fork and setsid) is adopted by this process and found by
-        // this mark, inherited by everything the hook starts.
-        let (run, adoption) = state.withLock { state -> (Int, Int32?) in
+        // What the hook detaches (a double fork and setsid) is adopted by the nap's process (see
+        // LiveNap) and found by this mark, inherited by everything the hook starts.
+        let run = state.withLock { state -> Int in
             state.running += 1
             state.runs += 1
-            if state.runs == 1 { state.cannotAdopt = AdoptedProcesses.adoptOrphans() }
-            return (state.runs, state.cannotAdopt)
+            return state.runs
         }
         let mark = "SNOOZEFUSE_HOOK_RUN=\(getpid())-\(run)"
         environment["SNOOZEFUSE_HOOK_RUN"] = "\(getpid())-\(run)"
-        if run == 1, let adoption {
-            warn("hooks run, but what a hook detaches (a double fork, setsid) may outlive it: this process cannot adopt it (PR_SET_CHILD_SUBREAPER: \(String(cString: strerror(adoption))))")
-        }
         let started = SystemThread.start(named: "sf-hook") { [self, environment] in
             defer { ended() }
             // Judged by the file it opens, and that file is what runs (not the path again).

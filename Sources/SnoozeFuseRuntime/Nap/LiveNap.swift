@@ -152,6 +152,11 @@ public final class LiveNap: Sendable {
                  paths: StorePaths, lock: NapLock, loop: EventLoop, message: @escaping @Sendable (String) -> Void,
                  history facts: NapHistoryFacts, ttyForBell: String? = nil, sinkFixes: [SinkLevelFix] = []) throws(NapSetupError) {
         let (notes, noteFeed) = AsyncStream.makeStream(of: SessionNote.self, bufferingPolicy: .unbounded)
+        // This process (a nap, a guardian, resume) adopts what its hooks and plugin children detach,
+        // so it can end it with them (AdoptedProcesses, ChildProcessGroup).
+        if let refused = AdoptedProcesses.adoptOrphans() {
+            noteFeed.yield(.warning("what a hook or plugin detaches (a double fork, setsid) may outlive it: this process cannot adopt it (PR_SET_CHILD_SUBREAPER: \(String(cString: strerror(refused))))"))
+        }
         // An alarm must be heard: a sound too quiet to wake anyone is replaced now, with a warning.
         let (audible, quiet) = AlarmSoundChoice.audible(chosen, volume: configuration.volume)
         if let quiet { noteFeed.yield(.warning(quiet)) }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 public import SnoozeFusePluginHost
+import SnoozeFuseSystem
 
 /// A plugin's descriptor as the catalog lists it.
 public typealias PluginInfo = SnoozeFusePluginHost.PluginInfo
@@ -69,7 +70,10 @@ public struct PluginCatalog: Sendable {
     }
 
     /// Validates the plugin file at `path`, each check in a child of the plugin host program.
+    /// Makes this process adopt what the checked plugin detaches (a child subreaper), so that a
+    /// process it leaves behind is found, ended and named: call it from a program of its own.
     public static func check(path: String, config: String) throws(NapSetupError) -> PluginCheckReport {
+        _ = AdoptedProcesses.adoptOrphans()
         guard let host = PluginHostProgram.locate() else {
             throw NapSetupError(.internalError, [PluginHostProgram.missing(PluginSearchPath.currentExecutable()).reasonText])
         }
