@@ -49,6 +49,8 @@ public struct PluginCheckReport: Sendable, Hashable, Codable {
     public func count(_ verdict: PluginCheckVerdict) -> Int { checks.filter { $0.verdict == verdict }.count }
     /// Whether no check failed (skips and warnings do not fail).
     public var passed: Bool { count(.fail) == 0 }
+    /// Whether every check ran and none failed (warnings do not fail).
+    public var complete: Bool { passed && count(.skip) == 0 }
 
     /// For `--json`: the report plus its counts, keys sorted.
     public struct JSON: Encodable {
@@ -134,8 +136,10 @@ public enum PluginValidation {
         if installed.contains(where: { resolved($0.folder) == folder && name.hasPrefix($0.namePrefix) }) {
             return PluginCheckResult(name: "id", verdict: .pass, summary: "\(info.id) is one of the plugins installed with snoozefuse")
         }
-        return PluginCheckResult(name: "id", verdict: .warning,
-                                 summary: PluginError(path: info.path, reason: .reservedID(info.id)).reasonText + " (anywhere but the plugins installed with snoozefuse)")
+        // As the runtime judges it: refused outside the plugins installed with snoozefuse.
+        return PluginCheckResult(name: "id", verdict: .fail,
+                                 summary: PluginError(path: info.path, reason: .reservedID(info.id)).reasonText
+                                     + " (anywhere but the plugins installed with snoozefuse), so a nap refuses it")
     }
 
     /// Runs one check in a child and judges how it went; the child and its group are gone after.

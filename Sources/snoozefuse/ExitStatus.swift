@@ -8,6 +8,9 @@ enum ExitStatus {
     static let success = ExitCode(0)
     /// The session was cancelled.
     static let cancelled = ExitCode(1)
+    /// `plugins check`: no check failed, but some did not run (they need a configuration, or a
+    /// device missing here); `--allow-skips` makes that 0.
+    static let checksSkipped = ExitCode(3)
     /// Bad flags or values (EX_USAGE).
     static let usage = ExitCode(64)
     /// Bad sound data (EX_DATAERR).

@@ -98,6 +98,30 @@ struct PluginIsolationTests {
         #expect(!result.output.contains("PROBLEM"))
     }
 
+    /// Skipped checks are not passed ones: with checks skipped (the built rumble plugin, where it
+    /// is installed, given a device that is not there), the exit status says so (3), and
+    /// --allow-skips accepts it (0). On main: 0 either way.
+    @Test func skippedChecksExit3UnlessAllowed() throws {
+        let path = builtPlugin("rumble")
+        let skipped = try runMergingOutput(snoozefuse, ["plugins", "check", path, "--config", "device=/nonexistent/event99"])
+        #expect(skipped.status == 3, "\(skipped.output)")
+        #expect(skipped.output.contains("skipped"), "\(skipped.output)")
+        #expect(!skipped.output.contains("PROBLEM"), "\(skipped.output)")
+        let allowed = try runMergingOutput(snoozefuse, ["plugins", "check", path, "--config", "device=/nonexistent/event99", "--allow-skips"])
+        #expect(allowed.status == 0, "\(allowed.output)")
+    }
+
+    /// A built-in rebuilt elsewhere keeps its reserved id: the id check fails it, as a nap refuses it.
+    @Test func aReservedIDOutsideTheInstalledPluginsFailsTheCheck() throws {
+        let folder = try PluginFolder()
+        defer { folder.cleanUp() }
+        let path = try folder.buildBuiltIn("tone")
+        let result = try runMergingOutput(snoozefuse, ["plugins", "check", path])
+        #expect(result.status == 65, "\(result.output)")
+        #expect(result.output.contains("PROBLEM  id: refused: its id org.snoozefuse.tone uses the prefix org.snoozefuse., which is reserved"), "\(result.output)")
+        #expect(result.output.contains("so a nap refuses it"), "\(result.output)")
+    }
+
     @Test func checkReportsACrashInRenderAndExits65() throws {
         let folder = try PluginFolder()
         defer { folder.cleanUp() }

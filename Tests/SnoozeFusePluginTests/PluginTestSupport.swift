@@ -50,6 +50,12 @@ struct BuildFailure: Error, CustomStringConvertible {
     var description: String { "build failed: \(output)" }
 }
 
+/// The built-in plugin NAME where the build puts it (beside the binaries: its reserved id is
+/// allowed there, as in the install folder).
+func builtPlugin(_ name: String) -> String {
+    BuiltProducts.folder.appendingPathComponent("libsnoozefuse-\(name).so").path
+}
+
 /// A logger that keeps what it is given, to assert on.
 /// (Stays in this target: a swift-log handler, and SnoozeFuseTestSupport imports no logging library.)
 final class LogRecorder: @unchecked Sendable {

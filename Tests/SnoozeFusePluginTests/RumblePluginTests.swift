@@ -67,7 +67,8 @@ struct RumblePluginTests {
         // Through `snoozefuse plugins check` (a separate process): its two pulses (1.0 for 60 ms,
         // 0.7 for 40 ms) reach the device the same way, and the effect is erased when it ends.
         let before = records.count
-        let check = try runMergingOutput(snoozefuse, ["plugins", "check", path, "--config", "device=\(device.path)"])
+        // The built one (its reserved id is refused anywhere but where snoozefuse installs it).
+        let check = try runMergingOutput(snoozefuse, ["plugins", "check", builtPlugin("rumble"), "--config", "device=\(device.path)"])
         #expect(check.status == 0, "\(check.output)")
         let checked = Array(try device.waitForRecords { $0.dropFirst(before).contains { $0.kind == "erase" } }.dropFirst(before))
         let checkUploads = checked.filter { $0.kind == "upload" }
