@@ -105,7 +105,12 @@ public final class PrivatePulse: Sendable {
         try waitFor("pipewire-pulse to answer") { (try? self.pactl(["info"], output: true))?.contains("PipeWire") == true }
         try pactl(["load-module", "module-null-sink", "sink_name=nullsink"])
         try waitFor("the null sink on PipeWire") { (try? self.pactl(["list", "short", "sinks"], output: true))?.contains("nullsink") == true }
-        try pactl(["set-default-sink", "nullsink"])
+        // Listed is not yet settled: pipewire-pulse can refuse it as the default for a moment
+        // (seen once in a full run), so the choice is made until the server reports it.
+        try waitFor("the null sink as PipeWire's default") {
+            (try? self.pactl(["set-default-sink", "nullsink"])) != nil
+                && (try? self.pactl(["get-default-sink"], output: true))?.trimmingCharacters(in: .whitespacesAndNewlines) == "nullsink"
+        }
     }
 
     /// Polls `condition` every 50 ms for up to 15 s.
