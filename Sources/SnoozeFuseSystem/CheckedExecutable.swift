@@ -65,8 +65,18 @@ public final class CheckedExecutable: Sendable {
         let number = max(descriptors.keys.max() ?? 2, 2) + 1
         var all = descriptors
         all[number] = .inherit(descriptor)
-        return try ProcessSpawn.start("/proc/self/fd/\(number)", arguments, descriptors: all, grouping: grouping,
-                                      environment: environment, programName: path, describedAs: path)
+        // ETXTBSY: the file is open for writing somewhere (an editor saving it, a child that some
+        // thread started while the file was being written inherited its descriptor); that passes
+        // within moments, so it is tried again for up to a second.
+        for attempt in 1 ... 20 {
+            do {
+                return try ProcessSpawn.start("/proc/self/fd/\(number)", arguments, descriptors: all, grouping: grouping,
+                                              environment: environment, programName: path, describedAs: path)
+            } catch where error.code == ETXTBSY && attempt < 20 {
+                usleep(50_000)
+            }
+        }
+        throw SpawnError(executable: path, code: ETXTBSY)
     }
 
     private static func readLink(_ path: String) -> String? {

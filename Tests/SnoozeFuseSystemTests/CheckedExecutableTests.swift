@@ -7,8 +7,14 @@ import Testing
 /// A program the user installed, judged by the file that was opened, and that same file run: real
 /// files in a private folder, real children.
 @Suite struct CheckedExecutableTests {
+    /// Writes an executable through a close-on-exec descriptor: a child that another test starts
+    /// meanwhile must not inherit it (it would keep the file busy for writing: ETXTBSY).
     private func write(_ path: String, _ body: String, mode: mode_t = 0o700) throws {
-        try body.write(toFile: path, atomically: false, encoding: .utf8)
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        try #require(descriptor >= 0, "\(path): \(String(cString: strerror(errno)))")
+        let bytes = Array(body.utf8)
+        #expect(Glibc.write(descriptor, bytes, bytes.count) == bytes.count)
+        #expect(close(descriptor) == 0)
         #expect(chmod(path, mode) == 0)
     }
 

@@ -175,22 +175,15 @@ final class NapHooks: Sendable {
             report("hook \(moment.rawValue) not run: no pipe for its output (\(String(cString: strerror(errno))))")
             return
         }
-        var pid: Int32 = 0
-        // ETXTBSY: the file is open for writing somewhere (an editor saving it, a process that
-        // inherited the writer's descriptor); that passes within moments, so it is tried again.
-        for attempt in 1 ... 20 {
-            do {
-                pid = try hook.start([], descriptors: [0: .devNull, 1: .inherit(pipe.write), 2: .inherit(pipe.write)],
-                                     grouping: .ownProcessGroup, environment: environment)
-                break
-            } catch where error.code == ETXTBSY && attempt < 20 {
-                usleep(50_000)
-            } catch {
-                _ = close(pipe.read)
-                _ = close(pipe.write)
-                report("hook \(moment.rawValue) could not be started (\(path)): \(error)")
-                return
-            }
+        let pid: Int32
+        do {
+            pid = try hook.start([], descriptors: [0: .devNull, 1: .inherit(pipe.write), 2: .inherit(pipe.write)],
+                                 grouping: .ownProcessGroup, environment: environment)
+        } catch {
+            _ = close(pipe.read)
+            _ = close(pipe.write)
+            report("hook \(moment.rawValue) could not be started (\(path)): \(error)")
+            return
         }
         _ = close(pipe.write)
         var output = HookOutput(log: log, limit: Self.outputLimit)
