@@ -63,6 +63,13 @@ static inline int snoozefuse_become_subreaper(void) {
     return prctl(PR_SET_CHILD_SUBREAPER, 1UL, 0UL, 0UL, 0UL);
 }
 
+/* Whether the calling process is a child subreaper (PR_GET_CHILD_SUBREAPER): 1, 0, or -1 with errno. */
+static inline int snoozefuse_is_subreaper(void) {
+    int flag = 0;
+    if (prctl(PR_GET_CHILD_SUBREAPER, (unsigned long)&flag, 0UL, 0UL, 0UL) != 0) return -1;
+    return flag != 0;
+}
+
 /* Asks the kernel to SIGKILL the calling process when its parent ends (PR_SET_PDEATHSIG; prctl is
  * variadic), then checks that the parent is still `expected_parent`: it may have ended before the
  * request, and then the signal would never come. 0, or -1 with errno (ESRCH: the parent is gone). */

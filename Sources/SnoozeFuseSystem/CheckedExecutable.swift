@@ -71,7 +71,7 @@ public final class CheckedExecutable: Sendable {
         for attempt in 1 ... 20 {
             do {
                 return try ProcessSpawn.start("/proc/self/fd/\(number)", arguments, descriptors: all, grouping: grouping,
-                                              environment: environment, programName: path, describedAs: path)
+                                              environment: environment, programName: path)
             } catch where error.code == ETXTBSY && attempt < 20 {
                 usleep(50_000)
             }

@@ -44,18 +44,16 @@ public enum ProcessSpawn {
     ///   - descriptors: the child's descriptors by number (0, 1, 2 and any others).
     ///   - environment: the child's environment (this process's when nil).
     ///   - creator: the thread that creates the child (see ``Creator``).
-    ///   - programName: its `argv[0]` (`executable` when nil).
-    ///   - describedAs: its name in a ``SpawnError`` (`executable` when nil).
+    ///   - programName: its `argv[0]` and its name in a ``SpawnError`` (`executable` when nil).
     /// - Throws: the errno of `posix_spawn`.
     public static func start(_ executable: String, _ arguments: [String], descriptors: [Int32: Descriptor],
                              grouping: Grouping = .same, environment: [String: String]? = nil,
-                             creator: Creator = .callingThread, programName: String? = nil,
-                             describedAs: String? = nil) throws(SpawnError) -> Int32 {
+                             creator: Creator = .callingThread, programName: String? = nil) throws(SpawnError) -> Int32 {
         if creator == .processThread, let thread = SpawningThread.shared {
             let result = thread.run { () -> Result<Int32, SpawnError> in
                 do throws(SpawnError) {
                     return .success(try start(executable, arguments, descriptors: descriptors, grouping: grouping, environment: environment,
-                                              programName: programName, describedAs: describedAs))
+                                              programName: programName))
                 } catch {
                     return .failure(error)
                 }
@@ -102,7 +100,7 @@ public enum ProcessSpawn {
         var spawned: pid_t = 0
         let status = envp.map { posix_spawn(&spawned, executable, &actions, &attributes, argv, $0) }
             ?? posix_spawn(&spawned, executable, &actions, &attributes, argv, environ)
-        guard status == 0 else { throw SpawnError(executable: describedAs ?? executable, code: status) }
+        guard status == 0 else { throw SpawnError(executable: programName ?? executable, code: status) }
         return spawned
     }
 
