@@ -105,17 +105,41 @@ public final class PrivatePulse: Sendable {
         try waitFor("pipewire-pulse to answer") { (try? self.pactl(["info"], output: true))?.contains("PipeWire") == true }
         try pactl(["load-module", "module-null-sink", "sink_name=nullsink"])
         try waitFor("the null sink on PipeWire") { (try? self.pactl(["list", "short", "sinks"], output: true))?.contains("nullsink") == true }
-        // Listed is not yet settled: pipewire-pulse can refuse it as the default for a moment
-        // (seen once in a full run), so the choice is made until the server reports it.
-        try waitFor("the null sink as PipeWire's default") {
-            (try? self.pactl(["set-default-sink", "nullsink"])) != nil
-                && (try? self.pactl(["get-default-sink"], output: true))?.trimmingCharacters(in: .whitespacesAndNewlines) == "nullsink"
+        // The default is the session manager's (its `default` metadata): until wireplumber has
+        // made it, pipewire-pulse answers "Not supported". In full runs a wireplumber started
+        // again after a kill sometimes never made it; then it is started once more.
+        var last = ""
+        for attempt in 1 ... 3 {
+            do {
+                try waitFor("the null sink as PipeWire's default", seconds: 6) {
+                    do {
+                        try self.pactl(["set-default-sink", "nullsink"])
+                        last = try self.pactl(["get-default-sink"], output: true).trimmingCharacters(in: .whitespacesAndNewlines)
+                        return last == "nullsink"
+                    } catch {
+                        last = "\(error)"
+                        return false
+                    }
+                }
+                return
+            } catch where attempt < 3 {
+                let stale = pipeWireProcesses.withLock { $0.count > 1 ? $0[1] : nil }
+                if let stale, stale.isRunning {
+                    kill(stale.processIdentifier, SIGKILL)
+                    Self.waitForExit(stale)
+                }
+                let again = try launch(executableInPath("wireplumber"), [])
+                pipeWireProcesses.withLock { if $0.count > 1 { $0[1] = again } }
+            } catch {
+                let sinks = (try? pactl(["list", "short", "sinks"], output: true)) ?? "?"
+                throw Failure(description: "\(error); last: \(last); sinks: \(sinks)")
+            }
         }
     }
 
-    /// Polls `condition` every 50 ms for up to 15 s.
-    private func waitFor(_ what: String, _ condition: () -> Bool) throws {
-        for _ in 0 ..< 300 {
+    /// Polls `condition` every 50 ms for up to `seconds`.
+    private func waitFor(_ what: String, seconds: Int = 15, _ condition: () -> Bool) throws {
+        for _ in 0 ..< seconds * 20 {
             if condition() { return }
             usleep(50_000)
         }
@@ -211,9 +235,11 @@ public final class PrivatePulse: Sendable {
     public func pactl(_ arguments: [String], output wanted: Bool = false) throws -> String {
         let process = try launch(executableInPath("pactl"), arguments)
         let output = LineCollector(process.standardOutput)
+        let errors = LineCollector(process.standardError)
         PrivatePulse.waitForExit(process)
         guard process.terminationStatus == 0 else {
-            throw Failure(description: "pactl \(arguments.joined(separator: " ")) failed (\(process.terminationStatus))")
+            for _ in 0 ..< 50 where errors.text.isEmpty { usleep(10_000) }
+            throw Failure(description: "pactl \(arguments.joined(separator: " ")) failed (\(process.terminationStatus)): \(errors.text)")
         }
         // The collector's thread reads until end of file; the process has exited, so that comes.
         for _ in 0 ..< 200 where wanted && output.text.isEmpty { usleep(10_000) }
