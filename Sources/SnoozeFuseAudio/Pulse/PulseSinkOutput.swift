@@ -100,6 +100,9 @@ public final class PulseSinkOutput: PCMWritable {
     private var monitors: [String: OpaquePointer] = [:]
     private var monitorSamples: [String: [Float]] = [:]
     private var written: [AlarmBandProfile] = []
+    /// Blocks of what was written, kept until a monitor's block is tested (then profiled): the
+    /// analysis never runs on a write's path, the first write's above all.
+    private var unprofiled: [[Float]] = []
     private var writtenBlock: [Float] = []
     /// Where the written stream is within its current second, in frames.
     private var writtenPosition = 0
@@ -134,9 +137,14 @@ public final class PulseSinkOutput: PCMWritable {
         self.plan = plan
         let rate = min(max(configuration.sampleRate, 8_000), 192_000)
         let channels = min(max(configuration.channels, 1), 8)
-        let period = rate / 10
+        // A quarter-second period in a one-second buffer: an alarm needs no low latency, and the
+        // server asks for more (waking this thread) about once a period. With a tenth-second
+        // period in 0.3 s it woke about 60 times a second and cost twice aplay's CPU; measured
+        // here, this costs what aplay on the same sink does. A stop is still seen within a
+        // period, and a flush silences the buffer at once.
+        let period = rate / 4
         format = PCMStreamFormat(sampleFormat: .float32LE, sampleRate: rate, channels: channels,
-                                 bufferFrames: period * 3, periodFrames: period)
+                                 bufferFrames: period * 4, periodFrames: period)
         writtenAnalyser = AlarmBandAnalyser(sampleRate: rate)
         do throws(PulseError) {
             connection = try PulseConnection(limit: limit)
@@ -178,8 +186,11 @@ public final class PulseSinkOutput: PCMWritable {
             throw connection.failure("make a stream for sink '\(name)'")
         }
         let bytesPerFrame = UInt32(format.bytesPerFrame)
+        // Playback starts with the first period the server has (not once the whole buffer is
+        // there).
+        let periodBytes = UInt32(format.periodFrames) * bytesPerFrame
         var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32(format.bufferFrames) * bytesPerFrame,
-                                        prebuf: UInt32.max, minreq: UInt32(format.periodFrames) * bytesPerFrame, fragsize: UInt32.max)
+                                        prebuf: periodBytes, minreq: periodBytes, fragsize: UInt32.max)
         guard pa_stream_connect_playback(stream, name, &attributes, PA_STREAM_ADJUST_LATENCY, nil, nil) >= 0 else {
             pa_stream_unref(stream)
             throw connection.failure("play on sink '\(name)'")
@@ -336,15 +347,15 @@ public final class PulseSinkOutput: PCMWritable {
                 progressed = true
             }
             if playing.isEmpty { throw PulseError(operation: "play", reason: "no sink is left to play on", connectionLost: true) }
+            // libpulse sends what was written from its main loop: send it now, without waiting.
+            if progressed { connection.iterate(upTo: .zero) }
             // A stream added during this write (an escalation, a re-route) starts with the next one.
             if sent.allSatisfy({ $0.value >= bytes.count || playing[$0.key] == nil }) { break }
             if progressed { lastProgress = BootInstant.now }
             if lastProgress.duration(to: BootInstant.now) > .seconds(10) {
                 throw PulseError(operation: "play", reason: "no sink took frames for 10 s", connectionLost: true)
             }
-            var wait = Duration.milliseconds(100)
-            if let wake = duty.nextWake { wait = max(min(wait, BootInstant.now.duration(to: wake)), .zero) }
-            connection.iterate(upTo: wait)
+            connection.iterate(upTo: waitLimit())
             try followChanges()
             readMonitors()
             watchTime()
@@ -353,6 +364,22 @@ public final class PulseSinkOutput: PCMWritable {
         readMonitors()
         watchTime()
     }
+
+    /// How long the write loop may wait for the server: until the next thing that is due on time
+    /// alone (a monitor's rest ends, the watch's next deadline), and at most ``longestWait``.
+    /// Everything else (room in a stream, recorded data, a change of a sink, a lost connection)
+    /// wakes the loop by itself.
+    private func waitLimit() -> Duration {
+        let now = BootInstant.now
+        var wait = Self.longestWait
+        for due in [duty.nextWake, watchDeadline].compactMap({ $0 }) {
+            wait = min(wait, now.duration(to: due))
+        }
+        return max(wait, .zero)
+    }
+
+    /// The longest the write loop waits without a reason: the 10 s stall check needs no finer tick.
+    static let longestWait = Duration.milliseconds(500)
 
     /// Keeps the profile of what was written lately: the first channel's first quarter second of
     /// each second (an alarm repeats within a second or two; four profiles over the last four
@@ -380,12 +407,22 @@ public final class PulseSinkOutput: PCMWritable {
             frame += take
             writtenPosition += take
             if block.count >= blockFrames {
-                written.append(block.withUnsafeBufferPointer { writtenAnalyser.profile(of: $0, channels: 1) })
-                if written.count > 4 { written.removeFirst(written.count - 4) }
-                block.removeAll(keepingCapacity: true)
+                unprofiled.append(block)
+                if unprofiled.count > 4 { unprofiled.removeFirst(unprofiled.count - 4) }
+                block = []
+                block.reserveCapacity(blockFrames)
             }
         }
         writtenBlock = block
+    }
+
+    /// Profiles the blocks written since the last test; the last four profiles are kept.
+    private func profileWritten() {
+        for block in unprofiled {
+            written.append(block.withUnsafeBufferPointer { writtenAnalyser.profile(of: $0, channels: 1) })
+        }
+        unprofiled.removeAll()
+        if written.count > 4 { written.removeFirst(written.count - 4) }
     }
 
     /// Takes what the monitors recorded; each full quarter second is tested against what was
@@ -419,6 +456,7 @@ public final class PulseSinkOutput: PCMWritable {
             let window = Self.monitorBlockFrames
             guard !resting, let samples = monitorSamples[name], samples.count >= window else { continue }
             monitorSamples[name] = []
+            profileWritten()
             guard let reference = AlarmBandProfile.mean(written) else { continue }
             // The latest quarter second. A block that proves nothing (the alarm's own pauses, a
             // muted sink) is followed by the next at once; a proof rests the monitor.
