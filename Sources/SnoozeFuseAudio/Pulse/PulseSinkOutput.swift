@@ -119,6 +119,11 @@ public final class PulseSinkOutput: PCMWritable {
     private var watchDeadline: BootInstant?
     private let heardTest = AlarmHeardTest()
     private var closed = false
+    /// The first write has been sent. Until then the monitors are corked (nothing is recorded
+    /// before the alarm), and nothing but the first frames is done on that write's path.
+    private var started = false
+    /// Monitors connected corked before the first write, to uncork once they are ready.
+    private var corkedUntilStart: Set<String> = []
     /// The bytes of the float conversion of an S16 write.
     private var scratch: [Float] = []
 
@@ -221,7 +226,8 @@ public final class PulseSinkOutput: PCMWritable {
         // A fragment is one block the proof tests (a quarter second): one wake-up per block.
         var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max, minreq: UInt32.max,
                                         fragsize: UInt32(Self.monitorBlockFrames * 4))
-        let flags = pa_stream_flags_t(PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_DONT_MOVE.rawValue)
+        let flags = pa_stream_flags_t(PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_DONT_MOVE.rawValue
+            | (started ? 0 : PA_STREAM_START_CORKED.rawValue))
         guard pa_stream_connect_record(stream, monitor, &attributes, flags) >= 0 else {
             pa_stream_unref(stream)
             plan.report(.unverified("the monitor of sink '\(sink.name)' cannot be read: the alarm plays there but is not verified"))
@@ -229,6 +235,7 @@ public final class PulseSinkOutput: PCMWritable {
         }
         monitors[sink.name] = stream
         monitorSamples[sink.name] = []
+        if !started { corkedUntilStart.insert(sink.name) }
     }
 
     private func drop(_ name: String) {
@@ -241,6 +248,7 @@ public final class PulseSinkOutput: PCMWritable {
             pa_stream_unref(stream)
         }
         monitorSamples.removeValue(forKey: name)
+        corkedUntilStart.remove(name)
         duty.forget(name)
         watch?.forget(name)
     }
@@ -360,6 +368,13 @@ public final class PulseSinkOutput: PCMWritable {
             readMonitors()
             watchTime()
         }
+        guard started else {
+            // The first frames are on their way: the write returns now (its return is the
+            // alarm's lateness). What waited since the streams opened (the sinks' changes) is
+            // handled on the next write, and the monitors start recording then.
+            started = true
+            return
+        }
         try followChanges()
         readMonitors()
         watchTime()
@@ -431,6 +446,13 @@ public final class PulseSinkOutput: PCMWritable {
     /// it rests was under way before the cork, and is dropped.
     private func readMonitors() {
         let now = BootInstant.now
+        // Connected corked before the alarm: recording starts once each is ready (a cork on a
+        // stream still being made would fail).
+        for name in corkedUntilStart {
+            guard let stream = monitors[name], pa_stream_get_state(stream) == PA_STREAM_READY else { continue }
+            if let operation = pa_stream_cork(stream, 0, nil, nil) { pa_operation_unref(operation) }
+            corkedUntilStart.remove(name)
+        }
         for name in duty.rested(at: now) {
             if let stream = monitors[name], let operation = pa_stream_cork(stream, 0, nil, nil) { pa_operation_unref(operation) }
         }
