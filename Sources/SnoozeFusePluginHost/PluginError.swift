@@ -108,7 +108,7 @@ public struct PluginError: Error, Sendable, Hashable, Codable, CustomStringConve
             let named = Self.statusName(status)
             return message.isEmpty ? "\(call) failed with \(named)" : "\(call) failed with \(named): \(message)"
         case .renderNotFinite:
-            return "render wrote NaN or infinity; the source was disabled (silence instead)"
+            return "render wrote NaN or infinity; the source was disabled"
         case .timedOut(let call, let milliseconds):
             return "\(call) did not return within \(milliseconds) ms (the host drops pulses while an emitter is busy)"
         case .processEnded(let how):

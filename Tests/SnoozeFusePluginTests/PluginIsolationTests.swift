@@ -73,6 +73,43 @@ struct PluginIsolationTests {
         #expect(events.last?["outcome"] as? String == "ring_limit")
     }
 
+    /// A nap on the null device ringing 2 s with the test plugin built as `file` (id `source`,
+    /// with `defines`) as its source.
+    func napRinging2s(source: String, built file: String, defines: [String]) throws -> (status: Int32, output: String) {
+        let folder = try PluginFolder()
+        defer { folder.cleanUp() }
+        try folder.buildC(file, defines: ["PLUGIN_ID=\"\(source)\""] + defines)
+        var environment = ProcessInfo.processInfo.environment
+        environment["SNOOZEFUSE_PLUGIN_PATH"] = folder.path
+        let result = try runMergingOutput(snoozefuse, [
+            "nap", "--preset", "quick-test", "--no-hold", "--release", "0", "--nap", "1", "--ring-limit", "2",
+            "--device", "null", "--source", source, "--events", "jsonl", "--quiet",
+        ], environment: environment)
+        return (result.status, result.output)
+    }
+
+    /// A source that crashed before the alarm: when the alarm finds its stream ended, the switch
+    /// to the built-in tone says it of the plugin (on main: "Cannot read sound file 'plugin
+    /// org.test.crash' … export it again from its source").
+    @Test func aSourceThatEndedBeforeTheAlarmIsSaidToBeAPluginNotAFile() throws {
+        let result = try napRinging2s(source: "org.test.crash", built: "crash.so", defines: ["CRASH_AFTER_FRAMES=1000"])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output.contains("sound-source plugin org.test.crash stopped producing audio: the built-in tone plays instead"), "\(result.output)")
+        #expect(!result.output.contains("Cannot read sound file"), "\(result.output)")
+        #expect(!result.output.contains("export it again"), "\(result.output)")
+    }
+
+    /// A source that renders NaN is said to be disabled, and what plays instead is the built-in
+    /// tone, as the nap says (on main the message said "silence instead" while the tone played).
+    @Test func napWithASourceRenderingNaNSaysTheBuiltInTonePlays() throws {
+        let result = try napRinging2s(source: "org.test.nan", built: "nan.so", defines: ["RENDER_NAN"])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output.contains("render wrote NaN or infinity; the source was disabled"), "\(result.output)")
+        #expect(result.output.contains("sound-source plugin org.test.nan stopped"), "\(result.output)")
+        #expect(result.output.contains("the alarm plays the built-in tone instead"), "\(result.output)")
+        #expect(!result.output.contains("silence instead"), "\(result.output)")
+    }
+
     @Test func napWithACrashingEmitterStillRings() throws {
         let folder = try PluginFolder()
         defer { folder.cleanUp() }

@@ -299,7 +299,7 @@ public final class AlarmRenderer: PCMRenderSource {
             let got = source.read(into: wanted)
             if got == frames { return got }
             switchToFallback(source.failure ?? SoundFileError(operation: .read, path: "the alarm sound", code: .noError,
-                                                              message: "it came up short"))
+                                                              message: "it came up short"), why: source.failureText)
         }
         let wanted = UnsafeMutableBufferPointer(rebasing: sourceBuffer[0 ..< frames])
         if onSourceFailure == .silence {

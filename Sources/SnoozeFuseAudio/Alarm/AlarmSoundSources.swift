@@ -17,12 +17,19 @@ public protocol AlarmSoundSource {
     var channels: Int { get }
     /// Why the last `read` came up short, if it did (the source is unusable from then on).
     var failure: SoundFileError? { get }
+    /// What the alarm says when it stops playing this source for ``failure`` (followed by what
+    /// plays instead). A file's error by default; a source that is not a file says what it is.
+    var failureText: String? { get }
     /// Fills `buffer` completely with whole frames (looping as needed) and returns how many frames it
     /// wrote: `buffer.count / channels`, or fewer only when decoding failed (see `failure`).
     mutating func read(into buffer: UnsafeMutableBufferPointer<Float>) -> Int
     /// Moves to `position` from the start of the sound, wrapping around its length (for resuming an
     /// alarm where it was).
     mutating func seek(to position: Duration)
+}
+
+extension AlarmSoundSource {
+    public var failureText: String? { failure?.description }
 }
 
 /// What the alarm plays.

@@ -27,6 +27,8 @@ public final class PluginAudioStream: @unchecked Sendable {
     public let child: PluginChildProcess
     public let sampleRate: Int
     public let channels: Int
+    /// What it is in reports (`sound-source`, `sleep-sound`).
+    public let role: String
     private let inUse = Atomic<Bool>(false)
     private let ended = Atomic<Bool>(false)
     private let monitor: StreamMonitor
@@ -44,6 +46,7 @@ public final class PluginAudioStream: @unchecked Sendable {
         self.child = child
         self.sampleRate = sampleRate
         self.channels = channels
+        self.role = role
         self.underrunFill = underrunFill
         let liveness = SourceLiveness<BootInstant>(started: .now)
         self.liveness = liveness
@@ -246,6 +249,8 @@ final class PluginStreamSource: AlarmSoundSource {
     var sampleRate: Int { stream.sampleRate }
     var channels: Int { stream.channels }
     private(set) var failure: SoundFileError?
+    /// A plugin is not a file: no advice about exporting it again.
+    var failureText: String? { failure.map { _ in "\(stream.role) plugin \(stream.child.info.id) stopped producing audio:" } }
     private var tone: AlarmToneSource
 
     init(stream: PluginAudioStream) {
