@@ -44,8 +44,12 @@ public final class PluginChildProcess: Sendable {
 
     /// Starts `executable arguments…`; `onExit` is called once, on the reaper's thread, when it
     /// ends, with how (not when it was ended on purpose by ``finish(waitingAtMost:)``).
+    ///
+    /// The child's standard error goes to `errorLog` (capped; its host program's own warnings to
+    /// `warn` as well), or to this process's standard error when there is none.
     public init(executable: String, arguments: [String], info: PluginInfo, role: Role,
-                pipeCapacity: Int32 = 1 << 20,
+                pipeCapacity: Int32 = 1 << 20, errorLog: PluginErrorLog? = nil,
+                warn: @escaping @Sendable (String) -> Void = { _ in },
                 onExit: @escaping @Sendable (PluginInfo, String) -> Void) throws(PluginError) {
         func pipeEnds() throws(PluginError) -> (read: Int32, write: Int32) {
             guard let ends = makePipe() else {
@@ -62,18 +66,28 @@ public final class PluginChildProcess: Sendable {
             close(main.write)
             throw error
         }
+        let errorPipe: (read: Int32, write: Int32)?
+        do throws(PluginError) {
+            errorPipe = errorLog == nil ? nil : try pipeEnds()
+        } catch {
+            for end in [main.read, main.write, answerPipe?.read ?? -1, answerPipe?.write ?? -1] where end >= 0 { close(end) }
+            throw error
+        }
         let (parentEnd, childEnd) = role == .readsFromChild ? (main.read, main.write) : (main.write, main.read)
         // F_SETPIPE_SZ (Linux, 1031; not exported by Glibc's module): room for seconds of audio.
         _ = fcntl(parentEnd, 1031, pipeCapacity)
         _ = fcntl(parentEnd, F_SETFL, fcntl(parentEnd, F_GETFL) | O_NONBLOCK)
         if let answerPipe { _ = fcntl(answerPipe.read, F_SETFL, fcntl(answerPipe.read, F_GETFL) | O_NONBLOCK) }
+        let errors = ProcessSpawn.Descriptor.inherit(errorPipe?.write ?? 2)
         let descriptors: [Int32: ProcessSpawn.Descriptor] = role == .readsFromChild
-            ? [0: .devNull, 1: .inherit(childEnd), 2: .inherit(2)]
-            : [0: .inherit(childEnd), 1: .inherit(answerPipe?.write ?? -1), 2: .inherit(2)]
+            ? [0: .devNull, 1: .inherit(childEnd), 2: errors]
+            : [0: .inherit(childEnd), 1: .inherit(answerPipe?.write ?? -1), 2: errors]
         let state = State()
+        let errorOutput = PluginErrorOutput()
         do throws(SpawnError) {
             group = try ChildProcessGroup(executable, arguments, descriptors: descriptors,
                                           environment: PluginHostProgram.childEnvironment) { status in
+                errorOutput.childEnded()
                 let text = state.hung.withLock { $0 }.map { "hung: \($0); killed" } ?? ProcessSpawn.describe(status)
                 state.ending.withLock { $0 = text }
                 if !state.finishing.load(ordering: .acquiring) { onExit(info, text) }
@@ -85,10 +99,18 @@ public final class PluginChildProcess: Sendable {
                 close(answerPipe.read)
                 close(answerPipe.write)
             }
+            if let errorPipe {
+                close(errorPipe.read)
+                close(errorPipe.write)
+            }
             throw PluginError(path: info.path, reason: .processEnded(error.description))
         }
         close(childEnd)
         if let answerPipe { close(answerPipe.write) }
+        if let errorPipe, let errorLog {
+            close(errorPipe.write)
+            _ = errorOutput.start(reading: errorPipe.read, instance: "plugin \(info.id) [\(group.pid)]", to: errorLog, warn: warn)
+        }
         self.info = info
         self.state = state
         descriptor = parentEnd

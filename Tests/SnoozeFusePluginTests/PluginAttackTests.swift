@@ -147,16 +147,27 @@ struct PluginAttackTests {
         #expect(run.status == 0, "\(run.output)")
         expectRangAtTheDeadline(events, run.output)
         let said = warnings(events)
-        for (name, reason) in [("ctor-exit", "exited with status 0"), ("ctor-crash", "killed by signal 11"),
-                               ("entry-hang", "did not finish within 2000 ms")] {
+        // Files the scan refused are said where they matter: `plugins list`, `doctor`, and a nap
+        // that names a plugin it cannot find. This nap names none of them (on main it said each).
+        for name in ["ctor-exit", "ctor-crash", "entry-hang"] {
             let path = try #require(paths[name])
-            #expect(said.contains { $0.contains(path) && $0.contains(reason) }, "\(name): \(said)")
+            #expect(!said.contains { $0.contains(path) }, "\(name): \(said)")
         }
         // --source tone is the built-in; the impostor of its id is named.
         #expect(said.contains { $0.contains("--source tone is org.snoozefuse.tone from") && $0.contains(paths["impostor"]!) && $0.contains("reserved") },
                 "\(said)")
         #expect(run.childrenSeen.contains { $0.contains("serve source") && $0.contains("libsnoozefuse-tone.so") }, "\(run.childrenSeen)")
         #expect(!run.childrenSeen.contains { $0.contains("serve") && $0.contains(folder.path) }, "\(run.childrenSeen)")
+        // A nap naming a plugin that is not installed lists the files that could not be read (one may be it).
+        let missing = try nap(["--source", "org.test.ctor-exit"], folder: folder, ring: 1).run
+        #expect(missing.status == 66, "\(missing.output)")
+        for (name, reason) in [("ctor-exit", "exited with status 0"), ("ctor-crash", "killed by signal 11"),
+                               ("entry-hang", "did not finish within 2000 ms")] {
+            let path = try #require(paths[name])
+            #expect(missing.output.split(separator: "\n").contains {
+                $0.contains("--source org.test.ctor-exit: a plugin file that could not be read may be it: ") && $0.contains(path) && $0.contains(reason)
+            }, "\(name): \(missing.output)")
+        }
         expectNoPluginProcessLeft(folder, "the nap")
     }
 
@@ -235,6 +246,43 @@ struct PluginAttackTests {
         let afterNap = detached().filter { !afterCheck.contains($0) }
         #expect(!afterNap.isEmpty, "the nap's instance detached nothing: \(nap.output)")
         #expect(afterNap.filter(running).isEmpty, "left running after the nap: \(afterNap.filter(running))")
+        expectNoPluginProcessLeft(folder, "the nap")
+    }
+
+    /// A source that writes 4 MB to standard error and logs 15 warnings in `activate`: what it
+    /// writes goes to `plugins.log` in the state folder, 64 KiB of it and a line saying how much
+    /// was dropped; its first ten warnings are the nap's warnings, then one line says where the
+    /// rest is. On main all of it reached the nap's standard error.
+    @Test func aPluginsStandardErrorGoesToTheLogCappedAndOnlyItsFirstWarningsAreSaid() throws {
+        let folder = try PluginFolder()
+        defer { folder.cleanUp() }
+        let attacker = Attacker(name: "stderr-flood", defines: ["STDERR_FLOOD_BYTES=4000000", "LOG_WARNINGS=15"])
+        try build([attacker], in: folder)
+        let state = try TemporaryFolder()
+        var environment = pluginEnvironment(folder, cache: try TemporaryFolder())
+        environment["XDG_STATE_HOME"] = state.url.path
+        let run = try runWatchingChildren(snoozefuse, [
+            "nap", "--no-hold", "--preset", "quick-test", "--release", "0", "--nap", "1", "--ring-limit", "2",
+            "--device", "null", "--events", "jsonl", "--quiet", "--source", attacker.id,
+        ], environment: environment)
+        #expect(run.status == 0, "\(run.output.prefix(2000))")
+        #expect(!run.output.contains("the test plugin writes this line"), "the plugin's output reached the nap's: \(run.output.utf8.count) bytes")
+        let events = jsonLines(run.output)
+        expectRangAtTheDeadline(events, String(run.output.prefix(4000)))
+        let logPath = state.url.path + "/snoozefuse/plugins.log"
+        let said = warnings(events).filter { $0.contains(attacker.id) }
+        #expect(said.filter { $0.hasPrefix("plugin \(attacker.id): warning number ") }.count == 10, "\(said)")
+        #expect(said.contains { $0.contains("said more; the rest is in \(logPath)") }, "\(said)")
+        let log = try String(contentsOfFile: logPath, encoding: .utf8)
+        // 64 KiB of its output, each line named by the instance (about 40 bytes more a line), then
+        // one line for the rest; the host's warnings have an allowance of their own, so the flood
+        // before them does not push them out.
+        #expect(log.utf8.count < 128 * 1024, "\(log.utf8.count) bytes in \(logPath)")
+        #expect(log.contains("plugin \(attacker.id) ["), "\(log.prefix(500))")
+        #expect(log.contains("]: the test plugin writes this line to standard error again and again"), "\(log.prefix(500))")
+        #expect(log.contains("]: snoozefuse: warning: plugin \(attacker.id): warning number 15"), "\(log.prefix(2000))")
+        let dropped = try #require(log.firstMatch(of: /wrote (\d+) bytes more than the 64 KiB an instance keeps in this log; they were dropped/), "\(log.suffix(500))")
+        #expect(Int(dropped.1).map { $0 > 3_000_000 } == true, "\(dropped.0)")
         expectNoPluginProcessLeft(folder, "the nap")
     }
 

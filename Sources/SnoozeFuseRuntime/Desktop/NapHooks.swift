@@ -24,11 +24,10 @@ final class NapHooks: Sendable {
     static let timeLimit: Duration = .seconds(10)
     /// What one run of a hook may write into the log.
     static let outputLimit = 64 * 1024
-    /// The log's size past which it is moved to `hooks.log.1` before a hook writes to it.
-    static let logRotationSize: off_t = 1024 * 1024
-
     private let folder: String
-    private let logPath: String
+    /// Moved to `hooks.log.1` past 1 MiB, before a hook writes to it.
+    private let log: AppendOnlyLog
+    private var logPath: String { log.path }
     private let warn: @Sendable (String) -> Void
     private let state = Mutex(State())
 
@@ -45,7 +44,7 @@ final class NapHooks: Sendable {
     ///   - warn: where a failing, hanging or refused hook is said (the nap's warnings).
     init(paths: StorePaths, warn: @escaping @Sendable (String) -> Void) {
         folder = paths.config.appendingPathComponent("hooks", isDirectory: true).path
-        logPath = paths.state.appendingPathComponent("hooks.log").path
+        log = AppendOnlyLog(path: paths.state.appendingPathComponent("hooks.log").path)
         self.warn = warn
     }
 
@@ -128,7 +127,7 @@ final class NapHooks: Sendable {
             case .refused(let refusal):
                 let message = "hook \(moment.rawValue) refused: \(refusal)"
                 warn(message)
-                let log = openLog()
+                let log = self.log.open()
                 Self.append(message, to: log)
                 if log >= 0 { _ = close(log) }
             case .ready(let hook):
@@ -158,7 +157,7 @@ final class NapHooks: Sendable {
     /// counted and dropped, with a line saying how much.
     private func supervise(_ moment: Moment, hook: CheckedExecutable, environment: [String: String], mark: String) {
         let path = hook.path
-        let log = openLog()
+        let log = self.log.open()
         defer { if log >= 0 { _ = close(log) } }
         func report(_ message: String) {
             warn(message)
@@ -189,8 +188,8 @@ final class NapHooks: Sendable {
         var output = HookOutput(log: log, limit: Self.outputLimit)
         let status = output.pump(from: pipe.read, whileRunning: pid, atMost: Self.timeLimit)
         _ = close(pipe.read)
-        if output.dropped > 0 {
-            Self.append("hook \(moment.rawValue) wrote \(output.dropped) bytes more than the \(Self.outputLimit / 1024) KiB a run keeps in this log; they were dropped", to: log)
+        if let dropped = output.allowance.droppedLine("hook \(moment.rawValue)", each: "a run") {
+            Self.append(dropped, to: log)
         }
         guard let status else {
             let reaped = ProcessSpawn.killGroup(of: pid)
@@ -205,20 +204,7 @@ final class NapHooks: Sendable {
 
     /// Appends `message` as a line of the hooks' log open at `log` (nothing when it is not open).
     private static func append(_ message: String, to log: Int32) {
-        guard log >= 0 else { return }
-        _ = "snoozefuse: \(message)\n".withCString { write(log, $0, strlen($0)) }
-    }
-
-    /// The hooks' log, opened for appending (created 0600); -1 when it cannot be. A log past
-    /// ``logRotationSize`` is moved to `hooks.log.1` first (replacing the one before).
-    private func openLog() -> Int32 {
-        let folder = (logPath as NSString).deletingLastPathComponent
-        if access(folder, F_OK) != 0 { _ = mkdir(folder, 0o700) }
-        var status = stat()
-        if stat(logPath, &status) == 0, status.st_size > Self.logRotationSize {
-            _ = rename(logPath, logPath + ".1")
-        }
-        return open(logPath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        AppendOnlyLog.append(line: "snoozefuse: \(message)", to: log)
     }
 }
 
@@ -226,15 +212,13 @@ final class NapHooks: Sendable {
 /// rest counted and dropped.
 struct HookOutput {
     let log: Int32
-    let limit: Int
-    private(set) var kept = 0
-    private(set) var dropped = 0
+    private(set) var allowance: OutputAllowance
     /// How long what waits in the pipe is read after the hook ended.
     static let drainLimit: Duration = .milliseconds(200)
 
     init(log: Int32, limit: Int) {
         self.log = log
-        self.limit = limit
+        allowance = OutputAllowance(limit: limit)
     }
 
     /// Copies what arrives on `pipe` while child `pid` runs, at most `limit` (CLOCK_BOOTTIME), then
@@ -273,10 +257,8 @@ struct HookOutput {
         let count = buffer.withUnsafeMutableBytes { read(pipe, $0.baseAddress, $0.count) }
         if count < 0 && errno == EINTR { return true }
         guard count > 0 else { return false }
-        let keep = min(count, limit - kept)
+        let keep = allowance.take(count)
         if keep > 0, log >= 0 { _ = buffer.withUnsafeBytes { write(log, $0.baseAddress, keep) } }
-        kept += max(keep, 0)
-        dropped += count - max(keep, 0)
         return true
     }
 }

@@ -171,7 +171,8 @@ public final class LiveNap: Sendable {
         var settings = AlarmPlaybackSettings(sound: sound, gain: AlarmGain(percent: configuration.volume, fadeIn: configuration.fadeIn))
         settings.fallbackSound = BuiltInSounds.locate()?.path(named: BuiltInSounds.defaultName)
             .flatMap { try? AlarmSound.file(path: $0).held() } ?? .builtInTone
-        let plugins = usesPlugins ? try NapPluginInstances.start(configuration, logger: lineLogger(.error, message)) {
+        let pluginLog = PluginErrorLog(path: paths.state.appendingPathComponent("plugins.log").path)
+        let plugins = usesPlugins ? try NapPluginInstances.start(configuration, errorLog: pluginLog, logger: lineLogger(.error, message)) {
             noteFeed.yield(.warning($0))
         } : nil
         if let stream = plugins?.stream { settings.sound = .custom(stream.customSound) }

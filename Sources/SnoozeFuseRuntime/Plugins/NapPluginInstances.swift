@@ -41,7 +41,10 @@ final class NapPluginInstances: Sendable {
     /// refuses as invalid exits 78 (each plugin judges its own, in a short-lived child). What the
     /// scan refused, impostors of the ids named, and a plugin whose child cannot start or whose
     /// check ended or hung are notices: the nap goes on, and the alarm never depends on a plugin.
-    static func start(_ configuration: NapConfiguration, logger: Logger,
+    ///
+    /// What the children write to standard error goes to `errorLog` (`plugins.log`), capped per
+    /// instance; their host program's warnings become notices too (at most a few per instance).
+    static func start(_ configuration: NapConfiguration, errorLog: PluginErrorLog, logger: Logger,
                       notice: @escaping @Sendable (String) -> Void) throws(NapSetupError) -> NapPluginInstances {
         let requested = (configuration.source.map { [("--source", $0, PluginHostProgram.Kind.source)] } ?? [])
             + (configuration.sleepSound.map { [("--sleep-sound", $0, PluginHostProgram.Kind.source)] } ?? [])
@@ -51,10 +54,6 @@ final class NapPluginInstances: Sendable {
             throw NapSetupError(.internalError, [PluginHostProgram.missing(PluginSearchPath.currentExecutable()).reasonText])
         }
         let registry = PluginCatalog.scan(logger: logger)
-        // Files the scan refused may be the plugins named: say so in the nap's events.
-        for problem in registry.problems where problem.id == nil {
-            notice("plugin file \(problem.error)")
-        }
         // Every instance named, found, of the right kind, with a configuration its plugin accepts.
         var found: [String: (PluginInfo, PluginSpec)] = [:]
         for (option, text, kind) in requested {
@@ -62,11 +61,14 @@ final class NapPluginInstances: Sendable {
                 throw NapSetupError(.usage, ["\"\(text)\" is not a plugin: expected ID or ID:key=value,..."])
             }
             guard let plugin = registry.plugin(id: spec.id) else {
+                // A file that claims the id, or one the scan refused before it could read an id
+                // (it may be the plugin named), is said here: when it matters, and once. A nap
+                // that names no such plugin says nothing of them (`plugins list` and `doctor` do).
                 let claims = registry.problems.filter { problem in
-                    problem.id.map { $0 == spec.id || $0.hasSuffix("." + spec.id) } ?? false
+                    problem.id.map { $0 == spec.id || $0.hasSuffix("." + spec.id) } ?? true
                 }
                 throw NapSetupError(.missingInput, [PluginError(path: spec.id, reason: .unknownPlugin(spec.id)).reasonText]
-                    + claims.map { "\(option) \(spec.id): \($0.error)" })
+                    + claims.map { "\(option) \(spec.id): \($0.id == nil ? "a plugin file that could not be read may be it: " : "")\($0.error)" })
             }
             let wanted: PluginKinds = kind == .emitter ? .pulseEmitter : .soundSource
             guard plugin.kinds.contains(wanted) else {
@@ -90,7 +92,7 @@ final class NapPluginInstances: Sendable {
                 let child = try PluginChildProcess(
                     executable: host,
                     arguments: PluginHostProgram.serveArguments(kind: .source, path: plugin.path, config: spec.config, expectID: plugin.id),
-                    info: plugin, role: .readsFromChild) { info, how in
+                    info: plugin, role: .readsFromChild, errorLog: errorLog, warn: notice) { info, how in
                         notice("\(role) plugin \(info.id) stopped (\(how)); \(instead) (\(info.path))")
                     }
                 return PluginAudioStream(child: child, sampleRate: PluginServer.sourceRate, channels: PluginServer.sourceChannels,
@@ -113,7 +115,7 @@ final class NapPluginInstances: Sendable {
                 let child = try PluginChildProcess(
                     executable: host,
                     arguments: PluginHostProgram.serveArguments(kind: .emitter, path: plugin.path, config: spec.config, expectID: plugin.id),
-                    info: plugin, role: .writesToChild, pipeCapacity: 4096) { info, how in
+                    info: plugin, role: .writesToChild, pipeCapacity: 4096, errorLog: errorLog, warn: notice) { info, how in
                         notice("plugin \(info.id) stopped: \(how) (\(info.path)); its pulses are dropped, the alarm goes on")
                     }
                 emitters.append(PluginProcessEmitter(child: child))

@@ -21,7 +21,9 @@
  *   ACTIVATE_EXIT          activate calls exit(0)
  *   ACTIVATE_DETACH        activate detaches a `sleep 120` (double fork, setsid) and writes its pid
  *                          to the file named by TEST_DETACHED_PID_FILE
- *   CREATE_EXIT            create_pulse_emitter calls exit(0) */
+ *   CREATE_EXIT            create_pulse_emitter calls exit(0)
+ *   STDERR_FLOOD_BYTES=N   activate writes N bytes of lines to standard error
+ *   LOG_WARNINGS=N         activate logs N warnings through host->log */
 #define _GNU_SOURCE
 #include "snoozefuse_plugin.h"
 #include <math.h>
@@ -52,6 +54,7 @@ static void *volatile allocated;
 
 typedef struct state {
     snoozefuse_sound_source source;
+    const snoozefuse_host *host;
     uint32_t channels;
     unsigned long long frames;
     double phase;
@@ -78,6 +81,20 @@ static snoozefuse_status activate(snoozefuse_sound_source *self, uint32_t rate, 
         _exit(0);
     }
     if (first > 0) waitpid(first, NULL, 0);
+#endif
+#ifdef STDERR_FLOOD_BYTES
+    static const char line[] = "the test plugin writes this line to standard error again and again\n";
+    for (long written = 0; written < STDERR_FLOOD_BYTES; written += (long)sizeof line - 1) {
+        if (write(2, line, sizeof line - 1) < 0) break;
+    }
+#endif
+#ifdef LOG_WARNINGS
+    for (int i = 1; i <= LOG_WARNINGS; i++) {
+        char text[64];
+        snprintf(text, sizeof text, "warning number %d", i);
+        const snoozefuse_host *host = ((state *)self->plugin_data)->host;
+        host->log(host, 2, text);
+    }
 #endif
     ((state *)self->plugin_data)->channels = channels;
     return SNOOZEFUSE_STATUS_OK;
@@ -124,8 +141,9 @@ static void destroy(snoozefuse_sound_source *self) { free(self->plugin_data); }
 
 static snoozefuse_status create_source(const snoozefuse_host *host, snoozefuse_sound_source **out, char *message,
                                        uint32_t capacity) {
-    (void)host; (void)message; (void)capacity;
+    (void)message; (void)capacity;
     state *s = calloc(1, sizeof *s);
+    s->host = host;
     s->source.struct_size = sizeof s->source;
     s->source.plugin_data = s;
     s->source.activate = activate;
