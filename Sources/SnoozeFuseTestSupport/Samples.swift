@@ -60,7 +60,8 @@ public func rawS16AsFloats(in data: Data) -> [Float] {
 
 /// The parts of a RIFF/WAVE file that tests check, found by walking its chunks.
 public struct WAVFile: Sendable {
-    /// The `fmt ` chunk's format tag (1: integer PCM; alsa-lib's file PCM writes 1 for float too).
+    /// The `fmt ` chunk's format tag (1: integer PCM, 3: IEEE float; alsa-lib's file PCM writes 1
+    /// for float too, which `PCMOutput` puts right when it closes).
     public var formatTag: UInt16
     public var channels: Int
     public var sampleRate: Int

@@ -114,12 +114,13 @@ struct ALSAOutputTests {
         #expect(recorded.max() == 16_384) // the sine's peak (0.5 × 32767, rounded) was reached
     }
 
-    @Test("float32 samples written through the audio thread are recorded bit for bit by the file PCM")
-    func filePCMRecordsFloatExactly() async throws {
+    @Test("float32 samples written through the audio thread are recorded bit for bit by the file PCM",
+          arguments: ["file:FILE=%@,FORMAT=wav", "file:'%@',wav"])
+    func filePCMRecordsFloatExactly(_ pattern: String) async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("float.wav")
-        let output = try PCMOutput(device: "file:FILE=\(file.path),FORMAT=wav",
+        let output = try PCMOutput(device: pattern.replacingOccurrences(of: "%@", with: file.path),
                                    configuration: PCMConfiguration(sampleRate: 44_100, channels: 1))
         #expect(output.format.sampleFormat == .float32LE)
         let player = PCMPlaybackThread(output: output, source: SineSource(frames: 44_100))
@@ -127,8 +128,9 @@ struct ALSAOutputTests {
         #expect(await player.outcome() == .finished)
 
         let wav = try ALSATestSupport.readWAV(file)
-        // alsa-lib 1.2.8's file PCM writes format tag 1 (integer PCM) even for float data, so the
-        // header's tag is not checked; the sample bytes are.
+        // alsa-lib's file PCM writes format tag 1 (integer PCM) even for float data; the output
+        // labels it IEEE float (3) when it closes, so the file decodes as what it holds.
+        #expect(wav.formatTag == 3)
         #expect(wav.channels == 1)
         #expect(wav.sampleRate == 44_100)
         #expect(wav.bitsPerSample == 32)

@@ -259,8 +259,8 @@ enum AlarmPlayerTestSupport {
         var frames: [(Float, Float)]
     }
 
-    /// Reads a WAV file's samples raw: alsa-lib's file PCM writes format tag 1 even for 32-bit float
-    /// data, so 32 bits means float here and 16 bits means S16.
+    /// Reads a WAV file's samples raw: 32 bits means float here (labelled so by the output when
+    /// it closes; alsa-lib writes tag 1) and 16 bits means S16.
     static func readRawWAV(_ url: URL) throws -> Recording {
         let wav = try WAVFile(contentsOf: url)
         let channels = wav.channels

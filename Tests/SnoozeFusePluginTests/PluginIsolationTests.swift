@@ -88,6 +88,28 @@ struct PluginIsolationTests {
         return (result.status, result.output)
     }
 
+    /// A nap whose source is a plugin (floats) recorded to a WAV by ALSA's file PCM: the file
+    /// decodes as what it holds. alsa-lib's file PCM labels every format integer PCM; the
+    /// recording is labelled float when it closes (on main: 32-bit floats under a header saying
+    /// 32-bit integers, read back as noise).
+    @Test func aPluginSourceRecordedToAWAVFileDecodesAsWhatItHolds() throws {
+        let folder = try PluginFolder()
+        defer { folder.cleanUp() }
+        let capture = folder.path + "/alarm.wav"
+        let result = try runMergingOutput(snoozefuse, [
+            "nap", "--preset", "quick-test", "--no-hold", "--release", "0", "--nap", "1", "--ring-limit", "2",
+            "--fade-in", "0", "--device", "file:FILE=\(capture),FORMAT=wav", "--source", "tone", "--quiet",
+        ])
+        #expect(result.status == 0, "\(result.output)")
+        let wav = try WAVFile(contentsOf: URL(fileURLWithPath: capture))
+        let isFloat = wav.formatTag == 3 && wav.bitsPerSample == 32, isS16 = wav.formatTag == 1 && wav.bitsPerSample == 16
+        #expect(isFloat || isS16, "format tag \(wav.formatTag), \(wav.bitsPerSample) bits")
+        let samples = isFloat ? rawFloats(in: wav.data) : rawS16AsFloats(in: wav.data)
+        // The tone, not noise from floats read as integers: loud, and not a full-scale square.
+        let level = rms(samples)
+        #expect(level > 0.05 && level < 0.9, "RMS \(level)")
+    }
+
     /// A source that crashed before the alarm: when the alarm finds its stream ended, the switch
     /// to the built-in tone says it of the plugin (on main: "Cannot read sound file 'plugin
     /// org.test.crash' … export it again from its source").

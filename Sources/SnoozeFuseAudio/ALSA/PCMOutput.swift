@@ -97,6 +97,32 @@ public final class PCMOutput {
         guard let pcm else { return }
         self.pcm = nil
         _ = try? ALSACall.check(device: device, .close) { snd_pcm_close(pcm) }
+        if format.sampleFormat == .float32LE, let path = Self.wavRecording(device) {
+            WAVHeaderLabel.markFloat(atPath: path)
+        }
+    }
+
+    /// The file that `device` records WAV to when it is ALSA's `file` PCM writing WAV
+    /// (`file:FILE=alarm.wav,FORMAT=wav`, or by position `file:alarm.wav,wav`); nil otherwise.
+    /// alsa-lib labels such a file integer PCM whatever its samples are; a float recording is
+    /// labelled again when the PCM closes (``WAVHeaderLabel``).
+    static func wavRecording(_ device: String) -> String? {
+        guard device.lowercased().hasPrefix("file:") else { return nil }
+        let unquoted = { (text: Substring) in String(text.filter { $0 != "'" && $0 != "\"" }) }
+        var file: String?, wav = false
+        for (index, argument) in device.dropFirst(5).split(separator: ",").enumerated() {
+            let lower = argument.lowercased()
+            if lower.hasPrefix("file=") {
+                file = unquoted(argument.dropFirst(5))
+            } else if lower.hasPrefix("format=") {
+                wav = lower.dropFirst(7) == "wav"
+            } else if index == 0 {
+                file = unquoted(argument)
+            } else if index == 1 {
+                wav = lower == "wav"
+            }
+        }
+        return wav ? file : nil
     }
 
     /// Writes interleaved float samples (`channels` per frame) and returns when all were queued,
