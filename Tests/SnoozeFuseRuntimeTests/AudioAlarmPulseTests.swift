@@ -102,7 +102,9 @@ struct SleepSoundPulseTests {
         let alarmStart = try #require(levels[silenceStart...].firstIndex { $0 > 0.01 }, "no alarm after the sleep sound: \(trace)")
         // Noise, never a silent 10 ms window (unlike the beeping tone), for over 3 s: the release
         // (2 s) and into the nap; at full level (white noise at 50 %: RMS 0.29) in its middle.
-        #expect(silenceStart - noiseStart > 300, "the sleep sound lasted \(Double(silenceStart - noiseStart) / 100) s: \(trace)")
+        // Required: the windows read below lie inside the sleep sound only when it lasted so long
+        // (a shorter one failed here and then crashed the whole run on an index out of range).
+        try #require(silenceStart - noiseStart > 300, "the sleep sound lasted \(Double(silenceStart - noiseStart) / 100) s: \(trace)")
         #expect(levels[(noiseStart + 100) ..< (noiseStart + 200)].allSatisfy { $0 > 0.25 && $0 < 0.33 }, "full level: \(trace)")
         // It fades out: each 200 ms step of its last second is quieter than the one before.
         let fade = stride(from: silenceStart - 100, to: silenceStart, by: 20).map { levels[$0] }
