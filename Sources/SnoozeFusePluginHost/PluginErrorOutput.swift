@@ -34,6 +34,8 @@ public struct PluginErrorLog: Sendable, Hashable {
 /// open does not keep the thread).
 final class PluginErrorOutput: Sendable {
     private let ended = Atomic<Bool>(false)
+    /// Rung when the child ends: the reading thread sleeps on it and the pipe, never on a timer.
+    private let bell = EventBell()
 
     /// How long what waits in the pipe is still read once the child has ended.
     static let drainLimit = Duration.milliseconds(200)
@@ -57,6 +59,7 @@ final class PluginErrorOutput: Sendable {
     /// is waiting is read, then the thread ends.
     func childEnded() {
         ended.store(true, ordering: .releasing)
+        bell?.ring()
     }
 
     private func pump(_ pipe: Int32, instance: String, destination: PluginErrorLog, warn: @Sendable (String) -> Void) {
@@ -94,13 +97,19 @@ final class PluginErrorOutput: Sendable {
                 drainUntil = BootInstant.now.advanced(by: Self.drainLimit)
                 _ = fcntl(pipe, F_SETFL, fcntl(pipe, F_GETFL) | O_NONBLOCK)
             }
-            if let drainUntil, BootInstant.now >= drainUntil { break }
-            var entry = pollfd(fd: pipe, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&entry, 1, 100)
-            if ready < 0 && errno == EINTR { continue }
-            guard ready > 0 else {
-                if drainUntil != nil { break } // nothing was waiting
-                continue
+            if let drainUntil {
+                // The child has ended: only what is already waiting is read.
+                guard BootInstant.now < drainUntil else { break }
+                var entry = pollfd(fd: pipe, events: Int16(POLLIN), revents: 0)
+                let ready = poll(&entry, 1, 50)
+                if ready < 0 && errno == EINTR { continue }
+                guard ready > 0 else { break }
+            } else if let bell {
+                // Asleep until the child writes or ends: no wake-up of its own.
+                if bell.wait(orReadable: pipe) { continue }
+            } else {
+                var entry = pollfd(fd: pipe, events: Int16(POLLIN), revents: 0)
+                if poll(&entry, 1, -1) < 0 && errno == EINTR { continue }
             }
             let count = buffer.withUnsafeMutableBytes { read(pipe, $0.baseAddress, $0.count) }
             if count < 0 && errno == EINTR { continue }

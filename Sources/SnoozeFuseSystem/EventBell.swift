@@ -22,6 +22,18 @@ public final class EventBell: Sendable {
         signalEventDescriptor(descriptor)
     }
 
+    /// Sleeps until the bell rings or `other` is readable (data, its end, an error): whether the
+    /// bell rang (its rings are taken). For threads of their own, never an event loop's.
+    public func wait(orReadable other: Int32) -> Bool {
+        var descriptors = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0), pollfd(fd: other, events: Int16(POLLIN), revents: 0)]
+        while poll(&descriptors, 2, -1) < 0 {
+            if errno != EINTR { return false }
+        }
+        guard descriptors[0].revents != 0 else { return false }
+        drainCounter(descriptor)
+        return true
+    }
+
     /// Sleeps until the bell rings or `deadline` passes on CLOCK_BOOTTIME (never, when nil);
     /// whether it rang (the rings are taken). For threads of their own, never an event loop's.
     public func wait(until deadline: BootInstant?) -> Bool {

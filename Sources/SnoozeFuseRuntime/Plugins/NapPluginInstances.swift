@@ -38,9 +38,10 @@ final class NapPluginInstances: Sendable {
 
     /// Starts each plugin instance of `configuration` in a supervised child. Unknown ids and plugins
     /// of the wrong kind are refused before the nap begins (exit 66, 64); a configuration a plugin
-    /// refuses as invalid exits 78 (each plugin judges its own, in a short-lived child). What the
-    /// scan refused, impostors of the ids named, and a plugin whose child cannot start or whose
-    /// check ended or hung are notices: the nap goes on, and the alarm never depends on a plugin.
+    /// refuses as invalid exits 78 (each plugin judges its own, in a short-lived child); an
+    /// unknown id lists the files the scan could not read (one may be it). Impostors of the ids
+    /// named, and a plugin whose child cannot start or whose check ended or hung, are notices:
+    /// the nap goes on, and the alarm never depends on a plugin.
     ///
     /// What the children write to standard error goes to `errorLog` (`plugins.log`), capped per
     /// instance; their host program's warnings become notices too (at most a few per instance).
