@@ -95,9 +95,8 @@ public struct PluginProblem: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Safety of plugin files, as sudo and ssh judge theirs: the file is a regular file (links are
-/// followed), and neither it nor any folder from it up to `/` may be written by group or others or
-/// belong to anyone but this user or root. One exception: a sticky folder above the file's own
-/// (`/tmp`), where others may add files but not rename or remove ours.
+/// followed), and it and every folder up to `/` pass ``TrustedPlaces`` (the rule hooks are judged
+/// by too), said as plugin errors.
 public enum PluginPermissions {
     /// Throws `unreadable`, `writableByOthers` or `ownedByOtherUser`, naming the file or folder.
     public static func check(path: String, user: UInt32? = nil) throws(PluginError) {
@@ -114,16 +113,8 @@ public enum PluginPermissions {
             defer { free(pointer) }
             return String(cString: pointer)
         } ?? path
-        var folder = PluginSearchPath.parent(of: resolved)
-        var ownFolder = true
-        while true {
-            guard stat(folder, &info) == 0 else {
-                throw PluginError(path: path, reason: .unreadable("folder \(folder): \(String(cString: strerror(errno)))"))
-            }
-            try judge(info, at: folder, reportedAs: path, user: user, stickyAllowed: !ownFolder)
-            guard folder != "/", folder.hasPrefix("/") else { break }
-            folder = PluginSearchPath.parent(of: folder)
-            ownFolder = false
+        if let (folder, problem) = TrustedPlaces.firstProblem(inFoldersAbove: resolved, user: user) {
+            throw error(problem, at: folder, reportedAs: path, user: user)
         }
     }
 
@@ -140,12 +131,16 @@ public enum PluginPermissions {
 
     private static func judge(_ info: stat, at place: String, reportedAs path: String, user: UInt32,
                               stickyAllowed: Bool) throws(PluginError) {
-        if info.st_uid != user && info.st_uid != 0 {
-            throw PluginError(path: path, reason: .ownedByOtherUser(path: place, owner: info.st_uid, user: user))
+        if let problem = TrustedPlaces.problem(owner: info.st_uid, mode: info.st_mode, user: user, stickyAllowed: stickyAllowed) {
+            throw error(problem, at: place, reportedAs: path, user: user)
         }
-        let sticky = info.st_mode & S_ISVTX != 0
-        if info.st_mode & (S_IWGRP | S_IWOTH) != 0 && !(stickyAllowed && sticky) {
-            throw PluginError(path: path, reason: .writableByOthers(path: place, mode: info.st_mode))
+    }
+
+    private static func error(_ problem: TrustedPlaces.Problem, at place: String, reportedAs path: String, user: UInt32) -> PluginError {
+        switch problem {
+        case .ownedBy(let owner): PluginError(path: path, reason: .ownedByOtherUser(path: place, owner: owner, user: user))
+        case .writableByOthers(let mode): PluginError(path: path, reason: .writableByOthers(path: place, mode: mode))
+        case .unexaminable(let reason): PluginError(path: path, reason: .unreadable("folder \(place): \(reason)"))
         }
     }
 }

@@ -86,36 +86,19 @@ public final class CheckedExecutable: Sendable {
         return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// Why the file (`status`, resolved to `resolved`) must not run, or nil.
+    /// Why the file (`status`, resolved to `resolved`) must not run, or nil (``TrustedPlaces``).
     static func refusal(path: String, resolved: String, status: stat, executable: Bool) -> String? {
         guard status.st_mode & S_IFMT == S_IFREG else { return "\(path) is not a regular file" }
         guard executable else { return "\(path) is not executable; chmod u+x \(path)" }
         let user = geteuid()
-        func judge(_ place: String, _ info: stat, stickyAllowed: Bool) -> String? {
-            if info.st_uid != user && info.st_uid != 0 {
-                return "\(place) belongs to uid \(info.st_uid), neither you nor root"
+        func describe(_ place: String, _ problem: TrustedPlaces.Problem) -> String {
+            switch problem {
+            case .ownedBy(let owner): "\(place) belongs to uid \(owner), neither you nor root"
+            case .writableByOthers(let mode): "others can change \(place) (mode \(String(mode & 0o7777, radix: 8))); chmod go-w \(place)"
+            case .unexaminable(let reason): "\(place) cannot be examined: \(reason)"
             }
-            if info.st_mode & (S_IWGRP | S_IWOTH) != 0 && !(stickyAllowed && info.st_mode & S_ISVTX != 0) {
-                return "others can change \(place) (mode \(String(info.st_mode & 0o7777, radix: 8))); chmod go-w \(place)"
-            }
-            return nil
         }
-        if let problem = judge(path, status, stickyAllowed: false) { return problem }
-        var place = parent(of: resolved)
-        var own = true
-        while true {
-            var info = stat()
-            guard stat(place, &info) == 0 else { return "\(place) cannot be examined: \(String(cString: strerror(errno)))" }
-            if let problem = judge(place, info, stickyAllowed: !own) { return problem }
-            guard place != "/" else { return nil }
-            place = parent(of: place)
-            own = false
-        }
-    }
-
-    /// `/a/b` → `/a`, `/a` → `/`.
-    private static func parent(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return "/" }
-        return String(path[..<slash])
+        if let problem = TrustedPlaces.problem(owner: status.st_uid, mode: status.st_mode, user: user, stickyAllowed: false) { return describe(path, problem) }
+        return TrustedPlaces.firstProblem(inFoldersAbove: resolved, user: user).map { describe($0.folder, $0.problem) }
     }
 }
