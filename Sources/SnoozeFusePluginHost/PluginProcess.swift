@@ -109,7 +109,8 @@ public final class PluginChildProcess: Sendable {
         if let answerPipe { close(answerPipe.write) }
         if let errorPipe, let errorLog {
             close(errorPipe.write)
-            _ = errorOutput.start(reading: errorPipe.read, instance: "plugin \(info.id) [\(group.pid)]", to: errorLog, warn: warn)
+            _ = errorOutput.start(reading: errorPipe.read,
+                                 into: PluginErrorLogWriter(instance: "plugin \(info.id) [\(group.pid)]", destination: errorLog, warn: warn))
         }
         self.info = info
         self.state = state

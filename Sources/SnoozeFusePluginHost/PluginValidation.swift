@@ -150,22 +150,33 @@ public enum PluginValidation {
         guard let ends = makePipe() else {
             return result(.fail, "cannot create a pipe for the checking process: \(String(cString: strerror(errno)))", [])
         }
+        // Its standard error is read into the check's details, never passed to the terminal.
+        let errors = makePipe()
         let child: ChildProcessGroup
         do throws(SpawnError) {
             child = try ChildProcessGroup(host, PluginHostProgram.checkArguments(check: name, path: path, config: config),
-                                          descriptors: [0: .devNull, 1: .inherit(ends.write), 2: .inherit(2)],
+                                          descriptors: [0: .devNull, 1: .inherit(ends.write), 2: errors.map { .inherit($0.write) } ?? .devNull],
                                           environment: PluginHostProgram.childEnvironment)
         } catch {
-            close(ends.read)
-            close(ends.write)
+            for end in [ends.read, ends.write, errors?.read ?? -1, errors?.write ?? -1] where end >= 0 { close(end) }
             return result(.fail, error.description, [])
         }
         close(ends.write)
         defer { close(ends.read) }
+        let errorOutput = PluginErrorOutput()
+        let excerpt = PluginErrorExcerpt.Result()
+        if let errors {
+            close(errors.write)
+            _ = errorOutput.start(reading: errors.read, into: PluginErrorExcerpt(into: excerpt))
+        }
         var (judged, info) = judge(name, child: child, output: ends.read, host: host)
         // Whatever the plugin detached from the checking process (a double fork, setsid) was ended
         // with it: a plugin must take every process it starts with it.
         _ = child.waitForEnd(atMost: .seconds(5)) ?? child.terminate()
+        errorOutput.childEnded()
+        if errors != nil, errorOutput.waitUntilRead(deadline: BootInstant.now.advanced(by: .seconds(1))) {
+            judged.details += excerpt.summary.withLock { $0.details }
+        }
         let left = child.leftBehind
         if !left.isEmpty {
             let what = "it left \(left.count) process\(left.count == 1 ? "" : "es") behind when the instance ended (\(left.map(\.description).joined(separator: "; ")); \(left.count == 1 ? "it was" : "they were") killed): a plugin must end every process it starts"

@@ -65,7 +65,7 @@ case .scan(let paths):
 case .check(let name, let path, let config):
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-    PluginCheck.run(name, path: path, config: config, probe: SeccompRenderProbe(), logger: logger(level: .error)) { message in
+    PluginCheck.run(name, path: path, config: config, probe: SeccompRenderProbe(), logger: logger(level: .warning)) { message in
         if let data = try? encoder.encode(message) { PluginHostProcess.send(String(decoding: data, as: UTF8.self), to: output) }
     }
     // Plugin threads may be stuck (a blocking emitter): end without waiting for them. `exit` runs

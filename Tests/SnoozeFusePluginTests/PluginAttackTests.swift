@@ -286,6 +286,35 @@ struct PluginAttackTests {
         expectNoPluginProcessLeft(folder, "the nap")
     }
 
+    /// `plugins check` of a source that writes 4 MB to standard error and logs 3 warnings in
+    /// `activate`: none of it reaches the command's own output; each check that ran the plugin
+    /// says how much it wrote, with its first lines and its warnings. On main every checking
+    /// process wrote its 4 MB to the terminal, and the warnings were not shown at all.
+    @Test func checkKeepsAPluginsStandardErrorInItsReportCapped() throws {
+        let folder = try PluginFolder()
+        defer { folder.cleanUp() }
+        let attacker = Attacker(name: "stderr-flood", defines: ["STDERR_FLOOD_BYTES=4000000", "LOG_WARNINGS=3"])
+        let path = try #require(try build([attacker], in: folder)[attacker.name])
+        let run = try runProcessBlocking(URL(fileURLWithPath: snoozefuse), ["plugins", "check", path, "--json"])
+        #expect(run.status == 0, "\(run.standardOutput.prefix(4000)) \(run.standardError.prefix(1000))")
+        #expect(!run.standardError.contains("the test plugin writes this line"), "\(run.standardError.utf8.count) bytes on standard error")
+        #expect(run.standardOutput.utf8.count < 64 * 1024, "\(run.standardOutput.utf8.count) bytes of report")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any], "\(run.standardOutput.prefix(2000))")
+        let checks = try #require(report["checks"] as? [[String: Any]])
+        let ran = checks.filter { ["source-create", "source-render-48000-stereo", "source-render-44100-mono", "source-realtime"].contains($0["name"] as? String) }
+        #expect(ran.count == 4, "\(checks)")
+        for check in ran {
+            let details = check["details"] as? [String] ?? []
+            let wrote = try #require(details.lazy.compactMap { $0.firstMatch(of: /it wrote (\d+) bytes to standard error/) }.first, "\(check)")
+            #expect(Int(wrote.1).map { $0 >= 4_000_000 } == true, "\(wrote.0)")
+            #expect(details.contains("| the test plugin writes this line to standard error again and again"), "\(check)")
+            #expect(details.contains("| snoozefuse: warning: plugin \(attacker.id): warning number 3"), "\(check)")
+            // Its own (at most 3), the count, 5 lines of the plugin's and 5 of the host's warnings.
+            #expect(details.count <= 14, "\(details.count) details: \(details.prefix(20))")
+        }
+        expectNoPluginProcessLeft(folder, "plugins check")
+    }
+
     @Test func anEmitterWhoseEmitNeverReturnsIsReportedHungAndKilled() throws {
         let folder = try PluginFolder()
         defer { folder.cleanUp() }
