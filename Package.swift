@@ -196,7 +196,7 @@ let package = Package(
         .testTarget(
             name: "SnoozeFusePluginTests",
             dependencies: [
-                "SnoozeFusePluginHost", "SnoozeFuseRuntime", "SnoozeFuseAudio", "SnoozeFuseTestSupport",
+                "SnoozeFusePluginHost", "SnoozeFuseRuntime", "SnoozeFuseAudio", "SnoozeFuseSystem", "SnoozeFuseTestSupport",
                 "snoozefuse", "snoozefuse-plugin-host",
                 .product(name: "Logging", package: "swift-log"),
             ],
