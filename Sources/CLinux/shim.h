@@ -94,6 +94,12 @@ static inline int snoozefuse_open_path(const char *path) {
     return (int)syscall(SYS_openat, AT_FDCWD, path, 010000000 /* O_PATH */ | 02000000 /* O_CLOEXEC */);
 }
 
+/* renameat2 with RENAME_EXCHANGE (declared only under _GNU_SOURCE): `a` and `b` trade names in one
+ * step, both staying on disk. 0, or -1 with errno (EINVAL where the file system cannot). */
+static inline int snoozefuse_exchange_names(const char *a, const char *b) {
+    return (int)syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, 2 /* RENAME_EXCHANGE */);
+}
+
 /* posix_spawn's POSIX_SPAWN_SETSID (glibc 2.26): declared only under _GNU_SOURCE. */
 static const short snoozefuse_posix_spawn_setsid = 0x80;
 

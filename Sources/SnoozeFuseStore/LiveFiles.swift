@@ -11,6 +11,9 @@ extension StorePaths {
     /// A copy of the last good live state, written after it: what a damaged `session.json` falls
     /// back to.
     public var liveSessionCopy: URL { state.appendingPathComponent("session.previous.json") }
+    /// Room kept on disk for the live state (16 KiB of spaces, or the state before the last one
+    /// written into it): where the live state is written when the disk is full. Kept between naps.
+    public var liveSessionSpare: URL { state.appendingPathComponent("session.spare") }
     /// Held (`flock`) by the nap that runs, then by its guardian.
     public var napLock: URL { state.appendingPathComponent("nap.lock") }
     /// One JSON event per line from guardians that took a nap over.

@@ -7,8 +7,11 @@ import SnoozeFuseSystem
 import Synchronization
 
 /// Keeps a nap's live state on disk (SPEC §9): written atomically at every change of its session,
-/// removed when it ends. If it cannot be written (a read-only state folder), it says so once: the
-/// nap goes on, but nothing could ring it if its process died.
+/// removed when it ends. A full disk does not stop it: room is kept beside the state
+/// (`session.spare`, made at the first write) and the state is written there when no new block can
+/// be had (``DiskReserve``), so a guardian always finds the nap as it is. If it cannot be written
+/// at all (a read-only state folder), it says so once: the nap goes on, but nothing could ring it
+/// if its process died.
 final class LiveSessionKeeper: Sendable {
     let paths: StorePaths
     let setup: SavedAlarmSetup
@@ -22,6 +25,12 @@ final class LiveSessionKeeper: Sendable {
         var guardianPid: Int32?
         var latest: LiveSessionState?
         var warned = false
+        /// Whether room was kept for the state yet (tried once, at the first write that worked).
+        var reserveTried = false
+        /// Whether the nap was told the disk is full.
+        var saidFull = false
+        /// Whether a state of this nap is on disk.
+        var saved = false
         var history: (@Sendable () -> NapHistoryFacts?)?
         var sinkFixes: [SinkLevelFix] = []
     }
@@ -74,18 +83,40 @@ final class LiveSessionKeeper: Sendable {
     }
 
     private func write(_ live: LiveSessionState) {
+        let data = live.encoded()
+        let reserve = DiskReserve(spare: paths.liveSessionSpare.path)
         do {
-            let data = live.encoded()
             try AtomicFile.write(data, to: paths.liveSession)
             // The copy a damaged state falls back to (written after it: never newer).
             try? AtomicFile.write(data, to: paths.liveSessionCopy)
-        } catch {
-            let first = state.withLock { state -> Bool in
-                defer { state.warned = true }
-                return !state.warned
+            if state.withLock({ state in defer { state.reserveTried = true; state.saved = true }; return !state.reserveTried }) {
+                try? reserve.ensure()
             }
-            if first { warn("cannot save the nap's live state (\(error)): if this process dies, nothing can ring its alarm") }
+        } catch {
+            guard case .fileSystem(let code) = error.kind, DiskReserve.isNoRoom(code) else {
+                warnOnce("cannot save the nap's live state (\(error)): if this process dies, nothing can ring its alarm")
+                return
+            }
+            do throws(DiskReserve.Failure) {
+                try reserve.replace(paths.liveSession.path, with: [UInt8](data))
+                if state.withLock({ state in defer { state.saidFull = true; state.saved = true }; return !state.saidFull }) {
+                    warn("the disk that holds \(paths.liveSession.path) is full: the nap's live state is written into the room kept for it beside it; free some space")
+                }
+            } catch {
+                let saved = state.withLock { $0.saved }
+                warnOnce("cannot save the nap's live state: the disk that holds \(paths.liveSession.path) is full, and \(error); free some space: "
+                    + (saved ? "if this process dies, its guardian rings the alarm as it was last saved" : "if this process dies, nothing can ring its alarm"))
+            }
         }
+    }
+
+    /// Says `message` if nothing was said of the live state before.
+    private func warnOnce(_ message: String) {
+        let first = state.withLock { state -> Bool in
+            defer { state.warned = true }
+            return !state.warned
+        }
+        if first { warn(message) }
     }
 
     /// Removes the state: the nap has ended.

@@ -1,0 +1,86 @@
+import Foundation
+import SnoozeFuseTestSupport
+import Testing
+
+/// Fills the file system that holds `folder` with a file of its own until the kernel refuses
+/// (ENOSPC); returns how many bytes it took and whether one more byte is refused.
+private func fill(_ folder: String) -> (bytes: Int, full: Bool) {
+    let fd = open(folder + "/hog", O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
+    guard fd >= 0 else { return (0, false) }
+    defer { close(fd) }
+    let chunk = [UInt8](repeating: 0x68, count: 4096)
+    var total = 0
+    while true {
+        let count = chunk.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        if count < 0 && errno == EINTR { continue }
+        guard count > 0 else { break }
+        total += count
+    }
+    let byte: [UInt8] = [0x21]
+    let one = byte.withUnsafeBytes { write(fd, $0.baseAddress, 1) }
+    return (total, one < 0 && errno == ENOSPC)
+}
+
+/// A full disk (issue 21, item 6): the state folder on a small tmpfs of its own, filled by another
+/// program while the nap runs. The live state still takes every change (`add`, the guardian's
+/// take-over, its ringing, `snooze`), written through the spare the nap keeps beside it, so a
+/// guardian always has the nap as it is. On main `add` said "cannot save the nap's live state
+/// (… ENOSPC …)" and the state kept the old alarm: a guardian would have rung it 10 minutes early.
+@Suite("A full disk leaves the live state writable", .serialized,
+       .enabled(if: getuid() == 0, "a tmpfs of its own for the state folder is mounted with mount(8), which needs root"))
+struct FullDiskTests {
+    @Test func everyChangeOfTheNapReachesItsStateOnAFullDiskAndTheGuardianRingsTheMovedAlarm() async throws {
+        let seen = try await script { home, seen in
+            let state = home.folder.path("state")
+            try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+            try runTool("mount", ["-t", "tmpfs", "-o", "size=256k,mode=0700", "snoozefuse-test-full", state])
+            defer { _ = try? runTool("umount", ["-l", state]) }
+            let nap = try home.launch(["nap", "--no-hold", "--release", "0", "--nap", "20", "--max", "1200", "--device", "null",
+                                       "--events", "jsonl", "--quiet", "--dismiss", "key"])
+            seen.steps["napping"] = waitFor { home.state()?["phase"] as? String == "napping" && home.state()?["guardianPid"] != nil }
+            let dueBefore = alarmDue(home.state()) ?? 0
+            let filled = fill(state + "/snoozefuse")
+            seen.steps["full"] = filled.full
+            seen.numbers["filled"] = Double(filled.bytes)
+            // The nap moves its alarm 10 minutes on: its state must say so.
+            let add = try home.run(["add", "10m"])
+            seen.numbers["add status"] = Double(add.status)
+            seen.texts["add"] = add.standardError
+            _ = waitFor(.seconds(5)) { (alarmDue(home.state()) ?? dueBefore) - dueBefore > 1 }
+            seen.numbers["moved by"] = (alarmDue(home.state()) ?? 0) - dueBefore
+            // The nap dies; its guardian holds it as the state says, moves it back, rings it.
+            nap.signal(SIGKILL)
+            nap.wait()
+            seen.steps["guarded"] = waitFor { home.status() == "guarded" }
+            seen.numbers["guarded due"] = (alarmDue(home.state()) ?? 0) - dueBefore
+            let back = try home.run(["add", "--", "-10m"])
+            seen.numbers["add back status"] = Double(back.status)
+            seen.texts["add back"] = back.standardError
+            seen.steps["ringing"] = waitFor(.seconds(30)) { home.state()?["phase"] as? String == "ringing" }
+            seen.numbers["snooze status"] = Double(try home.run(["snooze", "1m"]).status)
+            seen.steps["snoozed"] = waitFor { home.state()?["phase"] as? String == "snoozed" }
+            seen.steps["still full"] = fill(state + "/snoozefuse").full
+            seen.numbers["stop status"] = Double(try home.run(["stop"]).status)
+            seen.steps["gone"] = waitFor { home.status() == "none" }
+            seen.texts["messages"] = (try? String(contentsOfFile: home.folder.path("events.jsonl.err"), encoding: .utf8)) ?? ""
+            seen.texts["state files"] = ((try? FileManager.default.contentsOfDirectory(atPath: state + "/snoozefuse")) ?? []).sorted().joined(separator: " ")
+        }
+        #expect(seen.texts["error"] == nil, "\(seen.texts)")
+        #expect(seen["napping"], "\(seen.texts)")
+        #expect(seen["full"], "the tmpfs took \(seen.numbers["filled"] ?? 0) bytes and still had room")
+        #expect(seen.numbers["add status"] == 0, "\(seen.texts)")
+        #expect(abs((seen.numbers["moved by"] ?? 0) - 600) < 1, "\(seen.numbers): \(seen.texts)")
+        #expect(seen["guarded"], "\(seen.texts)")
+        #expect(abs((seen.numbers["guarded due"] ?? 0) - 600) < 1, "\(seen.numbers): \(seen.texts)")
+        #expect(seen.numbers["add back status"] == 0, "\(seen.texts)")
+        #expect(seen["ringing"], "\(seen.texts)")
+        #expect(seen.numbers["snooze status"] == 0, "\(seen.texts)")
+        #expect(seen["snoozed"], "\(seen.texts)")
+        #expect(seen["still full"], "\(seen.texts)")
+        #expect(seen.numbers["stop status"] == 0, "\(seen.texts)")
+        #expect(seen["gone"], "\(seen.texts)")
+        #expect(seen.texts["messages"]?.contains("cannot save the nap's live state") == false, "\(seen.texts)")
+        #expect(seen.texts["messages"]?.contains("is full: the nap's live state is written into the room kept for it beside it; free some space") == true,
+                "\(seen.texts)")
+    }
+}
