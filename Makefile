@@ -13,7 +13,7 @@ LINK_ORDER := $(CURDIR)/Scripts/link-order.txt
 RELEASE_FLAGS ?= --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie \
 	-Xswiftc -use-ld=lld -Xlinker --symbol-ordering-file=$(LINK_ORDER) -Xlinker --no-warn-symbol-ordering
 
-.PHONY: deps build link-order install man demo test check-warnings check-imports fuzz fuzz-durations bench bench-quick bench-wakeups clean sounds
+.PHONY: deps build link-order install man demo test test-asan test-tsan check-warnings check-imports fuzz fuzz-durations bench bench-quick bench-wakeups clean sounds
 
 deps:
 	@./Scripts/install-deps.sh
@@ -62,6 +62,20 @@ test: check-warnings check-imports
 	@./Fuzz/fuzz.sh durations 100000 > Fuzz/out/durations.log 2>&1 || { tail -40 Fuzz/out/durations.log; echo "make: the duration fuzzer failed (Fuzz/out/durations.log)" >&2; exit 1; }
 	@grep -E "^Done" Fuzz/out/durations.log | sed 's/^/duration fuzzer: /'
 	./Scripts/run-tests.sh
+
+# The whole suite with every target built under a sanitizer, in a build folder of its own (the
+# programs the tests start are the sanitized ones too). Not run by CI: each takes a full build.
+test-asan: deps
+	ASAN_OPTIONS="$${ASAN_OPTIONS:-detect_leaks=0:handle_segv=0:handle_sigbus=0:handle_sigfpe=0}" ./Scripts/run-tests.sh --sanitize=address --build-path .build/asan
+
+# ThreadSanitizer's reports go to .build/tsan/reports/ (a program with one does not fail for it:
+# Synchronization's Mutex is invisible to TSan on Linux, so every access under a lock is reported
+# today); the run ends with the reports counted by place.
+test-tsan: deps
+	@rm -rf .build/tsan/reports && mkdir -p .build/tsan/reports
+	-TSAN_OPTIONS="$${TSAN_OPTIONS:-handle_segv=0:exitcode=0:log_path=$(CURDIR)/.build/tsan/reports/tsan}" ./Scripts/run-tests.sh --sanitize=thread --build-path .build/tsan
+	@echo "ThreadSanitizer reports by place (.build/tsan/reports/):"
+	@cat .build/tsan/reports/* 2>/dev/null | sed -nE 's/^SUMMARY: ThreadSanitizer: ([^/]*)(\/[^ :]*[^ ]*).*/\1\2/p' | sort | uniq -c | sort -rn
 
 fuzz: fuzz-durations
 	./Fuzz/fuzz.sh caf 1000000

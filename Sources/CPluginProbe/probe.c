@@ -39,7 +39,36 @@ unsigned long snoozefuse_probe_frees(void) { return __atomic_load_n(&frees, __AT
 
 /* ---- malloc and its family: count, then glibc's own allocator ---------------------------------- */
 
-#if defined(__GLIBC__)
+/* Under AddressSanitizer or ThreadSanitizer the sanitizer owns malloc: a definition here would take
+ * its allocator away and run, instrumented, before its start-up (a sanitized test binary crashed
+ * in it while the sanitizer looked up its interceptors). The count comes from its hooks instead. */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SNOOZEFUSE_PROBE_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SNOOZEFUSE_PROBE_SANITIZED 1
+#endif
+
+#if defined(SNOOZEFUSE_PROBE_SANITIZED)
+extern int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void *, size_t),
+                                                     void (*free_hook)(const volatile void *));
+
+static void count_allocation(const volatile void *pointer, size_t size) {
+    (void)pointer;
+    (void)size;
+    if (counting) add(&allocations);
+}
+
+static void count_free(const volatile void *pointer) {
+    if (pointer && counting) add(&frees);
+}
+
+__attribute__((constructor)) static void install_allocation_hooks(void) {
+    __sanitizer_install_malloc_and_free_hooks(count_allocation, count_free);
+}
+#elif defined(__GLIBC__)
 extern void *__libc_malloc(size_t size);
 extern void *__libc_calloc(size_t count, size_t size);
 extern void *__libc_realloc(void *pointer, size_t size);
