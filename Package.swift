@@ -118,7 +118,7 @@ let package = Package(
         .target(name: "CPluginProbe"),
         .target(
             name: "SnoozeFuseStore",
-            dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["SnoozeFuseSystem", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strictSettings
         ),
         // Sound library: validation, repair, import into the store, export (between the CLI and Audio/Store).
@@ -185,7 +185,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SnoozeFuseALSATests",
-            dependencies: ["SnoozeFuseAudio", "CALSA", "SnoozeFuseTestSupport"],
+            dependencies: ["SnoozeFuseAudio", "CALSA", "SnoozeFuseSystem", "SnoozeFuseTestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -218,7 +218,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SnoozeFuseCLITests",
-            dependencies: ["snoozefuse", "snoozefuse-plugin-host", "SnoozeFuseTestSupport"],
+            dependencies: ["snoozefuse", "snoozefuse-plugin-host", "SnoozeFuseSystem", "SnoozeFuseTestSupport"],
             swiftSettings: strictSettings
         ),
     ]

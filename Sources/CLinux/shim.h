@@ -100,6 +100,19 @@ static inline int snoozefuse_exchange_names(const char *a, const char *b) {
     return (int)syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, 2 /* RENAME_EXCHANGE */);
 }
 
+/* ThreadSanitizer's annotations, present only when its runtime is linked (weak: null otherwise).
+ * Synchronization's Mutex locks inside the uninstrumented standard library, so TSan cannot see
+ * that two critical sections are ordered; Locked (SnoozeFuseSystem) tells it, once the lock is
+ * held and just before it is released. */
+extern void __tsan_acquire(void *address) __attribute__((weak));
+extern void __tsan_release(void *address) __attribute__((weak));
+static inline void snoozefuse_sanitizer_acquire(void *address) {
+    if (__tsan_acquire) __tsan_acquire(address);
+}
+static inline void snoozefuse_sanitizer_release(void *address) {
+    if (__tsan_release) __tsan_release(address);
+}
+
 /* posix_spawn's POSIX_SPAWN_SETSID (glibc 2.26): declared only under _GNU_SOURCE. */
 static const short snoozefuse_posix_spawn_setsid = 0x80;
 

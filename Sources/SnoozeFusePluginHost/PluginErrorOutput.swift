@@ -244,7 +244,7 @@ struct PluginErrorExcerpt: PluginErrorSink {
 
     /// Where the summary is left once the last line is in.
     final class Result: Sendable {
-        let summary = Mutex(Summary())
+        let summary = Locked(Summary())
     }
 
     let result: Result

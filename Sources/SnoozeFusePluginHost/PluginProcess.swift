@@ -30,9 +30,9 @@ public final class PluginChildProcess: Sendable {
 
     private final class State: Sendable {
         /// How it ended, once it has.
-        let ending = Mutex<String?>(nil)
+        let ending = Locked<String?>(nil)
         /// Why it was killed as hung, when it was.
-        let hung = Mutex<String?>(nil)
+        let hung = Locked<String?>(nil)
         /// Ended on purpose: its end is nobody's news.
         let finishing = Atomic<Bool>(false)
         /// The command pipe was closed by ``finish(waitingAtMost:)``.
@@ -160,7 +160,7 @@ public final class PluginChildProcess: Sendable {
 /// ``EmitterLiveness``) means the plugin's emit no longer returns, and the child is killed as hung.
 public final class PluginProcessEmitter: Sendable {
     public let child: PluginChildProcess
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     private struct State {
         var liveness: EmitterLiveness<BootInstant>
@@ -171,7 +171,7 @@ public final class PluginProcessEmitter: Sendable {
 
     public init(child: PluginChildProcess, liveness: EmitterLiveness<BootInstant> = EmitterLiveness(started: .now)) {
         self.child = child
-        state = Mutex(State(liveness: liveness))
+        state = Locked(State(liveness: liveness))
     }
 
     /// Hands a pulse over; never waits. Returns false when it was dropped, the child has ended,

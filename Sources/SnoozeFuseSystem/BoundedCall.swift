@@ -1,6 +1,5 @@
 import CLinux
 import Glibc
-import Synchronization
 
 /// A call that may never return (alsa-lib waiting on a sound server that does not answer, a
 /// plugin, a mixer), run on a thread of its own so that whoever needs its value can stop waiting.
@@ -10,7 +9,7 @@ import Synchronization
 /// `nil` goes on without it. The call is never cancelled: it goes on, or hangs, on its own thread,
 /// and its value can still be awaited later (``value()``, ``result``).
 public final class BoundedCall<Value: Sendable>: Sendable {
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Rung once when the value is in (for ``wait(atMost:)``).
     private let doneDescriptor: Int32
 

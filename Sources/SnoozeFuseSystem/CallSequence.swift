@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Calls that must happen one after another and may block (a D-Bus call), each on a thread of its
 /// own (see ``BoundedCall``): a call starts once the one before it has returned. Nothing runs, and
@@ -8,7 +7,7 @@ import Synchronization
 /// bounded, where the end of a program must let them finish (a notification to close).
 public final class CallSequence: Sendable {
     private let name: String
-    private let last = Mutex<BoundedCall<Void>?>(nil)
+    private let last = Locked<BoundedCall<Void>?>(nil)
 
     /// - Parameter name: the name of the calls' threads (at most 15 bytes are kept).
     public init(named name: String) {

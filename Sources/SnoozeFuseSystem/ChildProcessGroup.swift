@@ -1,5 +1,4 @@
 import Glibc
-import Synchronization
 
 /// A child process that leads a process group of its own, with a reaper: a thread of its own waits
 /// for the child to end (no polling), kills whatever is left of its group, and only then reaps it.
@@ -15,14 +14,14 @@ public final class ChildProcessGroup: Sendable {
     /// Whether the leader has been reaped (its id may then belong to someone else).
     private let reaped = Flag()
     private final class Flag: Sendable {
-        let value = Mutex(false)
+        let value = Locked(false)
     }
     /// The reaper: its value is the `waitpid` status.
     private let reaper: BoundedCall<Int32>
     /// What the child left behind (detached: a double fork, `setsid`) and the reaper ended.
     private let leftovers = Leftovers()
     private final class Leftovers: Sendable {
-        let value = Mutex<[AdoptedProcesses.Ended]>([])
+        let value = Locked<[AdoptedProcesses.Ended]>([])
     }
 
     /// The environment variable that marks everything a child starts, for ``AdoptedProcesses``.

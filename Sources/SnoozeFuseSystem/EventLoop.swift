@@ -1,6 +1,5 @@
 import CLinux
 import Glibc
-import Synchronization
 
 /// One thread that is both the task executor of a process's work and the keeper of its timers, as
 /// swift-nio's `EventLoop` is both an executor and a scheduler.
@@ -16,12 +15,12 @@ import Synchronization
 /// actors called from them follow that preference. The loop lives as long as the process (its
 /// thread holds it), so its descriptors are never closed.
 ///
-/// `@unchecked Sendable`: every mutable field is inside `state` (a `Mutex`); the descriptors are
+/// `@unchecked Sendable`: every mutable field is inside `state` (a `Locked`); the descriptors are
 /// created once in `init` and never change.
 public final class EventLoop: TaskExecutor, @unchecked Sendable {
     /// The thread's name.
     public let name: String
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let timerDescriptor: Int32
     private let wakeDescriptor: Int32
 
@@ -78,7 +77,7 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
         let done = eventfd(0, Int32(EFD_CLOEXEC))
         precondition(done >= 0, "eventfd unavailable")
         defer { close(done) }
-        let result = Mutex<Result<T, any Error>?>(nil)
+        let result = Locked<Result<T, any Error>?>(nil)
         Task(executorPreference: self) {
             let outcome: Result<T, any Error>
             do { outcome = .success(try await operation()) } catch { outcome = .failure(error) }

@@ -1,6 +1,5 @@
 import CLinux
 import Glibc
-import Synchronization
 
 /// The one way this program starts another: `posix_spawn` with the child's standard descriptors
 /// given explicitly (every other descriptor of this process is close-on-exec), default signal
@@ -187,7 +186,7 @@ private final class SpawningThread: Sendable {
     /// calling thread, as before.
     static let shared: SpawningThread? = SpawningThread()
 
-    private let jobs = Mutex<[@Sendable () -> Void]>([])
+    private let jobs = Locked<[@Sendable () -> Void]>([])
     private let wake: Int32
 
     private init?() {
@@ -203,7 +202,7 @@ private final class SpawningThread: Sendable {
     func run<T: Sendable>(_ body: @escaping @Sendable () -> T) -> T {
         let done = eventfd(0, Int32(EFD_CLOEXEC))
         defer { if done >= 0 { close(done) } }
-        let value = Mutex<T?>(nil)
+        let value = Locked<T?>(nil)
         jobs.withLock {
             $0.append {
                 let result = body()

@@ -1,4 +1,4 @@
-import Synchronization
+import SnoozeFuseSystem
 
 /// A clock that moves only when a test tells it to, in the spirit of swift-nio's `EmbeddedEventLoop`
 /// and swift-clocks' `TestClock`: `advance(by:)` wakes every sleeper whose deadline has passed, in
@@ -27,7 +27,7 @@ public final class ManualClock: Clock, Sendable {
         var nextID: UInt64 = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init() {}
 

@@ -1,5 +1,5 @@
 public import Foundation
-import Synchronization
+import SnoozeFuseSystem
 
 // Real-time playback tests against a PulseAudio daemon of the test's own: a null sink, captured
 // with `pacat`, and the built `snoozefuse` started on it. alsa-lib reads its configuration once per
@@ -28,10 +28,10 @@ public final class PrivatePulse: Sendable {
     public let directory: URL
     /// Which server `startDaemon` starts.
     public let server: SoundServer
-    private let processes = Mutex<[Process]>([])
-    private let daemonPID = Mutex<Int32?>(nil)
+    private let processes = Locked<[Process]>([])
+    private let daemonPID = Locked<Int32?>(nil)
     /// PipeWire's processes (pipewire, wireplumber, pipewire-pulse), in the order they started.
-    private let pipeWireProcesses = Mutex<[Process]>([])
+    private let pipeWireProcesses = Locked<[Process]>([])
 
     public struct Failure: Error, CustomStringConvertible {
         public var description: String
@@ -290,7 +290,7 @@ public final class PrivatePulse: Sendable {
 /// Reads a pipe's lines on a thread of its own and lets the test wait for one that matches.
 public final class LineCollector: Sendable {
     private final class Store: Sendable {
-        let lines = Mutex<[String]>([])
+        let lines = Locked<[String]>([])
     }
 
     private let store = Store()

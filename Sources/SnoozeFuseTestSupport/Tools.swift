@@ -1,6 +1,5 @@
 public import Foundation
 import SnoozeFuseSystem
-import Synchronization
 
 // Running programs from tests: the package's built products (`BuiltProducts`, `runProcess`) and the
 // external tools the tests compare against or build with (`runTool`, `runMergingOutput`).
@@ -197,7 +196,7 @@ private struct CaptureFile {
 /// `Process` can miss the end of a child killed with SIGKILL and wait for ever.)
 public final class BackgroundProcess: Sendable {
     public let pid: Int32
-    private let ended = Mutex<Int32?>(nil)
+    private let ended = Locked<Int32?>(nil)
 
     /// Starts `executable arguments…` with `environment`, standard input `/dev/null`, output and
     /// errors appended to the files at `standardOutput` and `standardError`.

@@ -1,13 +1,13 @@
+import SnoozeFuseSystem
 import CALSA
 import Foundation
 import SnoozeFuseAudio
 import SnoozeFuseTestSupport
-import Synchronization
 import Testing
 
 /// Collects the audio thread's events (delivered on the audio thread).
 final class EventLog: Sendable {
-    private let events = Mutex<[PCMPlaybackThread.Event]>([])
+    private let events = Locked<[PCMPlaybackThread.Event]>([])
 
     func append(_ event: PCMPlaybackThread.Event) {
         events.withLock { $0.append(event) }

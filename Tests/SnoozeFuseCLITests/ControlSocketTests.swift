@@ -1,5 +1,5 @@
+import SnoozeFuseSystem
 import Foundation
-import Synchronization
 import SnoozeFuseTestSupport
 import Testing
 
@@ -70,7 +70,7 @@ struct ControlSocketTests {
             let idle = (0 ..< 20).compactMap { _ in HeldConnection(to: home.socket) }
             defer { idle.forEach { $0.close() } }
             seen.numbers["idle connected"] = Double(idle.count)
-            let trickling = Mutex(true)
+            let trickling = Locked(true)
             let trickler = Thread {
                 while trickling.withLock({ $0 }), trickle.send("{") { usleep(200_000) }
             }

@@ -11,7 +11,7 @@ struct PluginErrorOutputTests {
     /// Every line handed on, and whether a newline ended it.
     struct Collect: PluginErrorSink {
         final class Lines: Sendable {
-            let taken = Mutex<[(String, Bool)]>([])
+            let taken = Locked<[(String, Bool)]>([])
             let finished = Atomic<Bool>(false)
         }
 

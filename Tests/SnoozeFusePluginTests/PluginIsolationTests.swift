@@ -1,9 +1,9 @@
+import SnoozeFuseSystem
 import Foundation
 import SnoozeFuseAudio
 import SnoozeFusePluginHost
 import SnoozeFuseRuntime
 import SnoozeFuseTestSupport
-import Synchronization
 import Testing
 
 /// Crash isolation: every plugin instance of a nap runs in a child process (the built
@@ -19,7 +19,7 @@ struct PluginIsolationTests {
         // Crashes after 0.5 s of audio: the child writes that much, then dies in render.
         let path = try folder.buildC("crash.so", defines: ["CRASH_AFTER_FRAMES=24000"])
         let info = try PluginLoader.load(path: path, logger: LogRecorder().logger).info
-        let ended = Mutex<String?>(nil)
+        let ended = Locked<String?>(nil)
         let child = try PluginChildProcess(
             executable: BuiltProducts.executable(PluginHostProgram.name).path,
             arguments: PluginHostProgram.serveArguments(kind: .source, path: path, config: ""),

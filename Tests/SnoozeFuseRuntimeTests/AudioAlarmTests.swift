@@ -1,9 +1,9 @@
+import SnoozeFuseSystem
 import Foundation
 import SnoozeFuseAudio
 import SnoozeFuseCore
 import SnoozeFuseRuntime
 import SnoozeFuseTestSupport
-import Synchronization
 import Testing
 
 @Suite("Audio alarm output", .serialized)
@@ -133,7 +133,7 @@ let testLoop = EventLoop(name: "test-loop")
 struct SleepSoundTests {
     /// Notices from the sleep sound, in order.
     final class Notices: Sendable {
-        let lines = Mutex<[String]>([])
+        let lines = Locked<[String]>([])
         func append(_ line: String) { lines.withLock { $0.append(line) } }
     }
 

@@ -1,12 +1,12 @@
+import SnoozeFuseSystem
 import Foundation
 import SnoozeFuseRuntime
 import SnoozeFuseTestSupport
-import Synchronization
 import Testing
 
 /// What a ``FakeInhibitor`` did, in order: `take nap`, `release nap`.
 final class InhibitorJournal: Sendable {
-    private let lines = Mutex<[String]>([])
+    private let lines = Locked<[String]>([])
 
     var entries: [String] { lines.withLock { $0 } }
 
@@ -35,7 +35,7 @@ final class FakeInhibitor: SleepInhibitor {
     final class Lock: InhibitorLock {
         let why: String
         let journal: InhibitorJournal
-        let released = Mutex(false)
+        let released = Locked(false)
 
         init(why: String, journal: InhibitorJournal) {
             self.why = why
@@ -54,7 +54,7 @@ final class FakeInhibitor: SleepInhibitor {
 
 /// Warnings a service gave.
 final class Warnings: Sendable {
-    private let lines = Mutex<[String]>([])
+    private let lines = Locked<[String]>([])
 
     var all: [String] { lines.withLock { $0 } }
 

@@ -1,16 +1,16 @@
+import SnoozeFuseSystem
 import Foundation
 import Testing
 import SnoozeFuseCore
 import SnoozeFuseRuntime
 import SnoozeFuseTestSupport
-import Synchronization
 
 // These doubles stay in this target: they conform to SnoozeFuseRuntime protocols, which SnoozeFuseTestSupport must not import.
 
 /// Collects what the driver reports, in order.
 final class RecordingObserver: SessionObserver {
-    let records = Mutex<[SessionRecord]>([])
-    let ticks = Mutex<[CountdownTick]>([])
+    let records = Locked<[SessionRecord]>([])
+    let ticks = Locked<[CountdownTick]>([])
 
     func record(_ record: SessionRecord) async { records.withLock { $0.append(record) } }
     func countdown(_ tick: CountdownTick) async { ticks.withLock { $0.append(tick) } }
@@ -26,7 +26,7 @@ final class RecordingObserver: SessionObserver {
 /// An alarm output that remembers when it was started and stopped, in clock time.
 final class RecordingAlarm: AlarmOutput {
     let clock: ManualClock
-    let events = Mutex<[(String, ManualClock.Instant)]>([])
+    let events = Locked<[(String, ManualClock.Instant)]>([])
 
     init(clock: ManualClock) { self.clock = clock }
 

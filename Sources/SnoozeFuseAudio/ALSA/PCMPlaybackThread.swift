@@ -95,7 +95,7 @@ public final class PCMPlaybackThread: Sendable {
     /// When the last write returned, in nanoseconds after `epoch`; -1 before the first one.
     private let lastWriteNanoseconds = Atomic<Int64>(-1)
     private let epoch = BootInstant.now
-    private let state: Mutex<Phase>
+    private let state: Locked<Phase>
     private let onEvent: @Sendable (Event) -> Void
     private let realtimePriority: Int32?
 
@@ -111,7 +111,7 @@ public final class PCMPlaybackThread: Sendable {
     /// The non-Sendable output and source on their way to the audio thread.
     ///
     /// `@unchecked Sendable` is safe because ownership moves, it is never shared: both values arrive
-    /// as `sending` (the caller keeps no reference it may use), the payload sits in the `Mutex` until
+    /// as `sending` (the caller keeps no reference it may use), the payload sits in the `Locked` until
     /// `start()` takes it out exactly once, and from then on only the audio thread touches them.
     private final class Payload: @unchecked Sendable {
         let output: any PCMWritable
@@ -134,7 +134,7 @@ public final class PCMPlaybackThread: Sendable {
         format = output.format
         self.realtimePriority = realtimePriority
         self.onEvent = onEvent
-        state = Mutex(.idle(Payload(output: output, source: source)))
+        state = Locked(.idle(Payload(output: output, source: source)))
     }
 
     /// Starts the audio thread. Calling it again, or after `stop()`, does nothing.

@@ -1,7 +1,6 @@
 import CPulse
 public import SnoozeFuseCore
 public import SnoozeFuseSystem
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -35,10 +34,10 @@ public struct SinkPlan: Sendable {
 /// What the alarm changed on each sink, to put back: shared across threads (a lock), seeded from
 /// the live state when a guardian or `resume` takes an alarm over.
 public final class SinkFixLedger: Sendable {
-    private let fixes: Mutex<[String: SinkLevelFix]>
+    private let fixes: Locked<[String: SinkLevelFix]>
 
     public init(_ fixes: [SinkLevelFix] = []) {
-        self.fixes = Mutex(Dictionary(fixes.map { ($0.sink, $0) }, uniquingKeysWith: { first, _ in first }))
+        self.fixes = Locked(Dictionary(fixes.map { ($0.sink, $0) }, uniquingKeysWith: { first, _ in first }))
     }
 
     /// Everything to put back, by sink name.

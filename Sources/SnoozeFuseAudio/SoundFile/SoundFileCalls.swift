@@ -1,6 +1,6 @@
+import SnoozeFuseSystem
 import CSndFile
 import Glibc
-import Synchronization
 
 // Thin calls into libsndfile, one place each, in the style of swift-system's `Syscalls.swift`. The
 // public types above them only ever see Swift values and `SoundFileError`.
@@ -10,7 +10,7 @@ import Synchronization
 /// goes through this lock, so that the log read after a failed open is the log of that open.
 /// (Code outside this wrapper that calls libsndfile directly is not covered.)
 enum SoundFileGlobalState {
-    private static let lock = Mutex(())
+    private static let lock = Locked(())
 
     static func withLock<R>(_ body: () throws(SoundFileError) -> R) throws(SoundFileError) -> R {
         try lock.withLock { _ throws(SoundFileError) -> R in try body() }

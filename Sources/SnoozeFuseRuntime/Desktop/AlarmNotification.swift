@@ -1,6 +1,5 @@
 import SnoozeFuseCore
 import SnoozeFuseSystem
-import Synchronization
 
 /// The alarm on the desktop too (issue 15): while it rings, a critical notification through
 /// `org.freedesktop.Notifications` on the session bus, closed when the alarm stops (dismissed,
@@ -20,7 +19,7 @@ final class AlarmNotification: Sendable {
     let stopHint: String
     private let warn: @Sendable (String) -> Void
     private let calls = CallSequence(named: "snoozefuse-notify")
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     private struct State {
         /// The notification shown now, by the server's id.

@@ -1,6 +1,5 @@
 import Glibc
 public import SnoozeFuseSystem
-import Synchronization
 
 /// What keeps the machine from sleeping while something needs it awake (SPEC §7): a
 /// reference-counted service in which each holder names its reason. While anything is held it
@@ -37,7 +36,7 @@ public final class KeepAwake: Sendable {
     public final class Hold: Sendable {
         public let reason: Reason
         private let service: KeepAwake
-        private let released = Mutex(false)
+        private let released = Locked(false)
 
         fileprivate init(reason: Reason, service: KeepAwake) {
             self.reason = reason
@@ -61,7 +60,7 @@ public final class KeepAwake: Sendable {
     private let inhibitor: any SleepInhibitor
     private let warn: @Sendable (String) -> Void
     private let calls = CallSequence(named: "snoozefuse-awake")
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     private struct State {
         /// How many holds of each reason are held.
@@ -214,10 +213,10 @@ public struct LogindInhibitor: SleepInhibitor {
     /// The inhibitor's descriptor (close-on-exec: a program this process starts, its guardian
     /// among them, never holds it).
     private final class DescriptorLock: InhibitorLock {
-        private let descriptor: Mutex<Int32?>
+        private let descriptor: Locked<Int32?>
 
         init(descriptor: Int32) {
-            self.descriptor = Mutex(descriptor)
+            self.descriptor = Locked(descriptor)
         }
 
         deinit {

@@ -3,7 +3,6 @@ import Glibc
 import SnoozeFuseCore
 import SnoozeFuseStore
 import SnoozeFuseSystem
-import Synchronization
 
 /// The user's hooks (SPEC §7, issue 15): executables in `$XDG_CONFIG_HOME/snoozefuse/hooks/` named
 /// after the moments of a nap (`start`, `release`, `nap`, `alarm`, `dismiss`, `end`), each run when
@@ -29,7 +28,7 @@ final class NapHooks: Sendable {
     private let log: AppendOnlyLog
     private var logPath: String { log.path }
     private let warn: @Sendable (String) -> Void
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     private struct State {
         var started = false

@@ -2,7 +2,6 @@ import Dispatch
 import Glibc
 public import SnoozeFuseCore
 import SnoozeFuseSystem
-import Synchronization
 
 /// Reads single keys from a terminal on a thread of its own and reports them as ``KeyInput``; the
 /// nap decides what they mean (``NapKeys``: a hold while drifting off, a minute more or less while
@@ -12,7 +11,7 @@ import Synchronization
 /// does every exit path of the CLI. Safe to share: the mutable state lives behind `state`.
 public final class TerminalKeyReader: Sendable {
     private let fileDescriptor: Int32
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     private struct State {
         var saved: termios?
@@ -62,8 +61,8 @@ public final class TerminalKeyReader: Sendable {
     /// the time ran out or the terminal went away. The terminal is restored either way.
     public func waitForHold(limit: Duration) -> Bool {
         let done = DispatchSemaphore(value: 0)
-        let held = Mutex(false)
-        let interpreter = Mutex(NapKeys<BootInstant>(holdMode: false, dismissal: .hold))
+        let held = Locked(false)
+        let interpreter = Locked(NapKeys<BootInstant>(holdMode: false, dismissal: .hold))
         start(releaseGap: .milliseconds(750)) { input in
             let events = interpreter.withLock { $0.events(for: input, in: .ringing, at: BootInstant.now) }
             if events.contains(.dismiss) {

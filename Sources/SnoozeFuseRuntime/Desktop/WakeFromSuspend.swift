@@ -1,7 +1,6 @@
 import Foundation
 import SnoozeFuseCore
 public import SnoozeFuseSystem
-import Synchronization
 
 /// Wakes a suspended machine for a nap's alarm (SPEC §7): while the nap waits for its alarm, a
 /// ``WakeAlarmTimer`` is armed for the alarm's deadline less a head start (the machine and its
@@ -16,7 +15,7 @@ final class WakeFromSuspend: Sendable {
     /// How long before the alarm the machine wakes.
     let headStart: Duration
     private let report: @Sendable (SessionNote) -> Void
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     private struct State {
         var timer: WakeAlarmTimer?

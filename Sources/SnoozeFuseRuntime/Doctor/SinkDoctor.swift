@@ -2,7 +2,6 @@ import Foundation
 import SnoozeFuseAudio
 import SnoozeFuseCore
 import SnoozeFuseSystem
-import Synchronization
 
 /// One of the sound server's sinks as `snoozefuse doctor` reports it: how it is set now, what it
 /// is, whether the nap's routing would play the alarm there, and (with `--listen`) whether a test
@@ -150,7 +149,7 @@ enum SinkDoctor {
 
 /// What the monitors carried, noted on the tone's thread.
 private final class HeardLevels: Sendable {
-    private let found = Mutex<[String: Double]>([:])
+    private let found = Locked<[String: Double]>([:])
 
     func note(_ sink: String, _ level: Double) { found.withLock { $0[sink] = max($0[sink] ?? 0, level) } }
     var levels: [String: Double] { found.withLock { $0 } }

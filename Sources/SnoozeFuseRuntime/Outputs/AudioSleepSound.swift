@@ -1,7 +1,6 @@
 public import SnoozeFuseAudio
 import SnoozeFuseCore
 public import SnoozeFuseSystem
-import Synchronization
 
 /// Something that plays while the sleeper drifts off and naps, and is silent, its device closed,
 /// before the alarm is armed.
@@ -37,7 +36,7 @@ public final class AudioSleepSound: SleepSoundOutput {
     public let closeLimit: Duration
     private let loop: EventLoop
     private let onNotice: @Sendable (String) -> Void
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     private struct State {
         /// Counts plays and stops, so an open that finishes after a newer request is dropped.

@@ -1,7 +1,6 @@
 public import SnoozeFuseCore
 import SnoozeFuseAudio
 public import SnoozeFuseSystem
-import Synchronization
 
 /// Wraps an alarm output and sets the system's playback volume (ALSA mixer: `Master`, else `PCM`,
 /// else `Speaker`) while it sounds, restoring the old volume when it stops.
@@ -95,7 +94,7 @@ private final class MixerHandle: @unchecked Sendable {
 
 /// Passes each distinct note on once.
 private final class OnceNotes: Sendable {
-    private let said = Mutex(Set<String>())
+    private let said = Locked(Set<String>())
     private let note: @Sendable (String) -> Void
     init(_ note: @escaping @Sendable (String) -> Void) { self.note = note }
 

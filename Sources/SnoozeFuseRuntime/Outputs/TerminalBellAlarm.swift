@@ -1,7 +1,6 @@
 import Glibc
 public import SnoozeFuseCore
 public import SnoozeFuseSystem
-import Synchronization
 
 /// The last-resort alarm: the terminal bell plus a visible, flashing message, repeated every
 /// second until stopped (on the nap's event loop, at instants of the boot-time clock, so a step of
@@ -19,7 +18,7 @@ public final class TerminalBellAlarm: AlarmOutput, Sendable {
     /// How reports name this output.
     private let output: String
     private let loop: EventLoop
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     private struct State {
         var running = false

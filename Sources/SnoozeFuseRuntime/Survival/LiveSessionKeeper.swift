@@ -18,7 +18,7 @@ final class LiveSessionKeeper: Sendable {
     let holder: LiveSessionState.Holder
     let terminal: String?
     let bootID = currentBootID()
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let warn: @Sendable (String) -> Void
 
     private struct State {

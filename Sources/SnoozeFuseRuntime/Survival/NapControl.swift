@@ -3,7 +3,6 @@ import Glibc
 import SnoozeFuseCore
 import SnoozeFuseStore
 import SnoozeFuseSystem
-import Synchronization
 
 /// What another terminal asks of the running nap (or its guardian), one JSON object per line.
 public struct ControlRequest: Codable, Sendable, Hashable {
@@ -72,7 +71,7 @@ public struct ControlReply: Codable, Sendable, Hashable {
 final class ControlServer: Sendable {
     let path: String
     private let listener: Int32
-    private let running = Mutex(true)
+    private let running = Locked(true)
 
     /// Listens at `socket`; each request is answered by `answer` on `loop`.
     init(socket: URL, loop: EventLoop, answer: @escaping @Sendable (ControlRequest) async -> ControlReply) throws(NapSetupError) {
