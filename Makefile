@@ -80,6 +80,7 @@ test-tsan: deps
 fuzz: fuzz-durations
 	./Fuzz/fuzz.sh caf 1000000
 	./Fuzz/fuzz.sh control 300000
+	./Fuzz/fuzz.sh x11 300000
 
 fuzz-durations: deps
 	./Fuzz/fuzz.sh durations 1000000

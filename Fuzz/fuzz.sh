@@ -6,6 +6,7 @@
 #   TARGET  durations  (SnoozeFuseCore: the duration parser)
 #           caf        (SnoozeFuseCAF: the CAF chunk inspector)
 #           control    (SnoozeFuseCore: the control socket's request intake)
+#           x11        (SnoozeFuseCore: the X11 messages of --hold desktop, Xauthority, DISPLAY)
 #   RUNS    executions (default 1000000)
 # Generated files (binary, grown corpus, crash artifacts) go to Fuzz/out/TARGET/, which git ignores.
 set -euo pipefail
@@ -18,7 +19,8 @@ case "$target" in
     durations) module=SnoozeFuseCore entry=Fuzz/Durations/FuzzDurations.swift seeds=Fuzz/Durations/seeds max_len=64 ;;
     caf) module=SnoozeFuseCAF entry=Fuzz/CAF/FuzzCAF.swift seeds=Fuzz/CAF/seeds max_len=4096 ;;
     control) module=SnoozeFuseCore entry=Fuzz/Control/FuzzControlIntake.swift seeds=Fuzz/Control/seeds max_len=1024 ;;
-    *) echo "fuzz.sh: unknown target '$target' (known: durations, caf, control)" >&2; exit 64 ;;
+    x11) module=SnoozeFuseCore entry=Fuzz/X11/FuzzX11Wire.swift seeds=Fuzz/X11/seeds max_len=512 ;;
+    *) echo "fuzz.sh: unknown target '$target' (known: durations, caf, control, x11)" >&2; exit 64 ;;
 esac
 
 out="Fuzz/out/$target"

@@ -31,16 +31,19 @@ public struct NapHistoryEntry: Sendable, Hashable, Codable {
     /// Which command wrote this row (`nap`, `guardian`, `resume`, `stop`).
     public var recordedBy: String
     public var preset: String?
+    /// What held the nap before its release: `key`, `desktop` or `none`; nil for naps recorded
+    /// before it was kept.
+    public var hold: String?
 
     enum CodingKeys: String, CodingKey {
         case napID = "id", startedAt = "started", endedAt = "ended"
-        case fallAsleepSeconds, napSeconds, latenessMs, outcome, alarmReason, snoozes, sound, output, rungBy, takenOverBy, recordedBy, preset
+        case fallAsleepSeconds, napSeconds, latenessMs, outcome, alarmReason, snoozes, sound, output, rungBy, takenOverBy, recordedBy, preset, hold
     }
 
     public init(napID: String, startedAt: String, endedAt: String, fallAsleepSeconds: Double? = nil,
                 napSeconds: Double? = nil, latenessMs: Double? = nil, outcome: String, alarmReason: String? = nil,
                 snoozes: Int = 0, sound: String? = nil, output: String? = nil, rungBy: String? = nil,
-                takenOverBy: String? = nil, recordedBy: String, preset: String? = nil) {
+                takenOverBy: String? = nil, recordedBy: String, preset: String? = nil, hold: String? = nil) {
         self.napID = napID
         self.startedAt = startedAt
         self.endedAt = endedAt
@@ -56,20 +59,25 @@ public struct NapHistoryEntry: Sendable, Hashable, Codable {
         self.takenOverBy = takenOverBy
         self.recordedBy = recordedBy
         self.preset = preset
+        self.hold = hold
     }
 }
 
 extension StoreDatabase {
     static let napsMigration = "v4: naps"
+    static let holdMigration = "v6: naps' hold"
 
     /// The columns of `naps` in the order ``naps(since:)`` reads them (also the CSV's columns).
     public static let napColumns = [
         "napId", "startedAt", "endedAt", "fallAsleepSeconds", "napSeconds", "latenessMs", "outcome",
-        "alarmReason", "snoozes", "sound", "output", "rungBy", "recordedBy", "preset", "takenOverBy",
+        "alarmReason", "snoozes", "sound", "output", "rungBy", "recordedBy", "preset", "takenOverBy", "hold",
     ]
 
     /// The query ``naps(since:)`` runs, for comparing with `sqlite3` (the benchmark).
     public static let napsQuery = "SELECT \(napColumns.joined(separator: ", ")) FROM naps WHERE startedAt >= ? ORDER BY startedAt, id"
+
+    /// ``napsQuery`` for a file without the `hold` column: NULL in its place.
+    static let napsQueryBeforeHold = "SELECT \(napColumns.dropLast().joined(separator: ", ")), NULL FROM naps WHERE startedAt >= ? ORDER BY startedAt, id"
 
     /// Records `entry`; returns false (and changes nothing) when its nap is recorded already.
     @discardableResult
@@ -77,11 +85,11 @@ extension StoreDatabase {
         try write("cannot record the nap in the history") { db in
             try db.execute(sql: """
                 INSERT OR IGNORE INTO naps (\(Self.napColumns.joined(separator: ", ")))
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, arguments: [
                     entry.napID, entry.startedAt, entry.endedAt, entry.fallAsleepSeconds, entry.napSeconds,
                     entry.latenessMs, entry.outcome, entry.alarmReason, entry.snoozes, entry.sound, entry.output,
-                    entry.rungBy, entry.recordedBy, entry.preset, entry.takenOverBy,
+                    entry.rungBy, entry.recordedBy, entry.preset, entry.takenOverBy, entry.hold,
                 ])
             return db.changesCount > 0
         }
@@ -100,12 +108,14 @@ extension StoreDatabase {
     public func forEachNap(since: String? = nil, _ body: (NapHistoryEntry) -> Void) throws(StoreError) {
         guard has(Self.napsMigration) else { return }
         try read("cannot read the nap history") { db in
-            let rows = try Row.fetchCursor(db, sql: Self.napsQuery, arguments: [since ?? ""])
+            // A file opened read-only by a release that adds the hold column may not have it yet.
+            let query = has(Self.holdMigration) ? Self.napsQuery : Self.napsQueryBeforeHold
+            let rows = try Row.fetchCursor(db, sql: query, arguments: [since ?? ""])
             while let row = try rows.next() {
                 body(NapHistoryEntry(
                     napID: row[0], startedAt: row[1], endedAt: row[2], fallAsleepSeconds: row[3], napSeconds: row[4],
                     latenessMs: row[5], outcome: row[6], alarmReason: row[7], snoozes: row[8], sound: row[9],
-                    output: row[10], rungBy: row[11], takenOverBy: row[14], recordedBy: row[12], preset: row[13]))
+                    output: row[10], rungBy: row[11], takenOverBy: row[14], recordedBy: row[12], preset: row[13], hold: row[15]))
             }
         }
     }

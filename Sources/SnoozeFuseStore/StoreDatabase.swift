@@ -229,6 +229,9 @@ public final class StoreDatabase: Sendable {
         Migration(identifier: "v5: naps taken over", sql: """
             ALTER TABLE naps ADD COLUMN takenOverBy TEXT
             """),
+        Migration(identifier: "v6: naps' hold", sql: """
+            ALTER TABLE naps ADD COLUMN hold TEXT
+            """),
     ]
 
     /// The identifiers of this release's migrations.

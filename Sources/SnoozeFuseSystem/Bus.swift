@@ -76,18 +76,39 @@ public enum BusArgument: Sendable, Hashable {
 }
 
 /// What a reply carries, in order, as the caller expects it.
-public enum BusReplyType: Sendable, Hashable {
+public indirect enum BusReplyType: Sendable, Hashable {
     /// `u`
     case uint32
+    /// `t`
+    case uint64
+    /// `b`
+    case boolean
+    /// `v` holding a value of the given type (a property, as `org.freedesktop.DBus.Properties.Get`
+    /// answers); its value is read as that type's.
+    case variant(BusReplyType)
     /// `s`
     case string
     /// `h`: a file descriptor, duplicated into this process (close-on-exec) and the caller's to close.
     case fileDescriptor
+
+    /// Its D-Bus signature.
+    var signature: String {
+        switch self {
+        case .uint32: "u"
+        case .uint64: "t"
+        case .boolean: "b"
+        case .string: "s"
+        case .fileDescriptor: "h"
+        case .variant: "v"
+        }
+    }
 }
 
 /// One value of a reply (see ``BusReplyType``).
 public enum BusReplyValue: Sendable, Hashable {
     case uint32(UInt32)
+    case uint64(UInt64)
+    case boolean(Bool)
     case string(String)
     /// Owned by the caller, close-on-exec.
     case fileDescriptor(Int32)
@@ -228,12 +249,32 @@ public enum Bus {
             return error
         }
         for expected in types {
+            var expected = expected
+            var inVariant = false
+            if case .variant(let inner) = expected {
+                let result = sd_bus_message_enter_container(reply, type("v"), inner.signature)
+                guard result > 0 else { throw failed(result) }
+                expected = inner
+                inVariant = true
+            }
             switch expected {
             case .uint32:
                 var value: UInt32 = 0
                 let result = sd_bus_message_read_basic(reply, type("u"), &value)
                 guard result > 0 else { throw failed(result) }
                 values.append(.uint32(value))
+            case .uint64:
+                var value: UInt64 = 0
+                let result = sd_bus_message_read_basic(reply, type("t"), &value)
+                guard result > 0 else { throw failed(result) }
+                values.append(.uint64(value))
+            case .boolean:
+                var value: Int32 = 0 // sd-bus reads a `b` into an int
+                let result = sd_bus_message_read_basic(reply, type("b"), &value)
+                guard result > 0 else { throw failed(result) }
+                values.append(.boolean(value != 0))
+            case .variant:
+                throw failed(-EINVAL) // a variant in a variant: no caller expects one
             case .string:
                 var pointer: UnsafePointer<CChar>?
                 let result = sd_bus_message_read_basic(reply, type("s"), &pointer)
@@ -248,6 +289,10 @@ public enum Bus {
                 let descriptor = fcntl(received, F_DUPFD_CLOEXEC, 3)
                 guard descriptor >= 0 else { throw failed(-errno) }
                 values.append(.fileDescriptor(descriptor))
+            }
+            if inVariant {
+                let result = sd_bus_message_exit_container(reply)
+                guard result >= 0 else { throw failed(result) }
             }
         }
         return values

@@ -1,5 +1,5 @@
+import SnoozeFuseSystem
 import Foundation
-import Synchronization
 
 // D-Bus tests against a `dbus-daemon` of the test's own, on a private socket, with small stand-ins
 // for the services a nap calls (systemd-logind's inhibitor, the desktop's notification server)
@@ -12,10 +12,10 @@ public final class PrivateBus: Sendable {
     public let folder: TemporaryFolder
     /// The bus's address (`unix:path=…`).
     public let address: String
-    private let processes = Mutex<[BackgroundProcess]>([])
+    private let processes = Locked<[BackgroundProcess]>([])
 
     /// A service the test publishes on the bus.
-    public enum StandIn: String, Sendable {
+    public enum StandIn: String, Sendable, CaseIterable {
         /// `org.freedesktop.login1` with `Manager.Inhibit`: returns one end of a pipe and logs
         /// `inhibit N what=… who=… why=… mode=… pipe=INODE` when called and `released N` when the
         /// caller's end is closed (every copy of it: the kernel closes it when the process dies).
@@ -25,6 +25,20 @@ public final class PrivateBus: Sendable {
         case notifications
         /// The same, but `Notify` never answers (a hung notification server).
         case hangingNotifications = "hanging-notifications"
+        /// GNOME's `org.gnome.Mutter.IdleMonitor` (`GetIdletime`, milliseconds), its idle time
+        /// counted from the last ``input()``, logging `GetIdletime N` for the Nth call.
+        case mutterIdle = "mutter-idle"
+        /// `org.freedesktop.ScreenSaver` (`GetSessionIdleTime`, milliseconds as KDE answers), the
+        /// same way.
+        case screenSaver = "screensaver"
+        /// `org.freedesktop.login1` with a session `auto` whose `IdleHint` is true and whose
+        /// `IdleSinceHintMonotonic` is the last ``input()`` (read with `Properties.Get`).
+        case idleSession = "idle-session"
+    }
+
+    /// Input on the stand-in desktop: the idle time of the idle stand-ins starts again from now.
+    public func input() {
+        _ = FileManager.default.createFile(atPath: folder.path("input"), contents: Data())
     }
 
     /// Starts the daemon and waits until it listens.
@@ -80,7 +94,7 @@ public final class PrivateBus: Sendable {
 
     /// What the daemon and the stand-ins wrote to their standard error (for a failed expectation).
     public var diagnosis: String {
-        ["daemon", StandIn.login1.rawValue, StandIn.notifications.rawValue, StandIn.hangingNotifications.rawValue].map { name in
+        (["daemon"] + StandIn.allCases.map(\.rawValue)).map { name in
             "\(name): \((try? String(contentsOfFile: folder.path("\(name).err"), encoding: .utf8)) ?? "")"
         }.joined(separator: "; ")
     }
@@ -118,7 +132,7 @@ public final class PrivateBus: Sendable {
 
     /// The stand-ins: `stand-in.py KIND ADDRESS LOG`.
     private static let standInScript = #"""
-        import json, os, sys
+        import json, os, sys, time
         import dbus, dbus.service, dbus.mainloop.glib
         from gi.repository import GLib
 
@@ -165,9 +179,48 @@ public final class PrivateBus: Sendable {
             def CloseNotification(self, number):
                 log.write(json.dumps({"call": "CloseNotification", "id": int(number)}) + "\n")
 
+        input_path = os.path.join(os.path.dirname(log_path), "input")
+        if not os.path.exists(input_path):
+            open(input_path, "w").close()
+
+        def idle_ms():
+            return max(0, int((time.time() - os.stat(input_path).st_mtime) * 1000))
+
+        class Idle(dbus.service.Object):
+            @dbus.service.method("org.gnome.Mutter.IdleMonitor", in_signature="", out_signature="t")
+            def GetIdletime(self):
+                counter[0] += 1
+                log.write("GetIdletime %d\n" % counter[0])
+                return dbus.UInt64(idle_ms())
+
+            @dbus.service.method("org.freedesktop.ScreenSaver", in_signature="", out_signature="u")
+            def GetSessionIdleTime(self):
+                counter[0] += 1
+                log.write("GetSessionIdleTime %d\n" % counter[0])
+                return dbus.UInt32(idle_ms())
+
+        class Session(dbus.service.Object):
+            @dbus.service.method("org.freedesktop.DBus.Properties", in_signature="ss", out_signature="v")
+            def Get(self, interface, name):
+                counter[0] += 1
+                log.write("Get %s %d\n" % (name, counter[0]))
+                if name == "IdleHint":
+                    return dbus.Boolean(True, variant_level=1)
+                since = time.monotonic() - idle_ms() / 1000.0
+                return dbus.UInt64(int(since * 1000000), variant_level=1)
+
         if kind == "login1":
             name = dbus.service.BusName("org.freedesktop.login1", bus)
             service = Login1(bus, "/org/freedesktop/login1")
+        elif kind == "idle-session":
+            name = dbus.service.BusName("org.freedesktop.login1", bus)
+            service = Session(bus, "/org/freedesktop/login1/session/auto")
+        elif kind == "mutter-idle":
+            name = dbus.service.BusName("org.gnome.Mutter.IdleMonitor", bus)
+            service = Idle(bus, "/org/gnome/Mutter/IdleMonitor/Core")
+        elif kind == "screensaver":
+            name = dbus.service.BusName("org.freedesktop.ScreenSaver", bus)
+            service = Idle(bus, "/org/freedesktop/ScreenSaver")
         else:
             name = dbus.service.BusName("org.freedesktop.Notifications", bus)
             service = Notifications(bus, "/org/freedesktop/Notifications", kind == "hanging-notifications")

@@ -41,7 +41,7 @@ final class Console {
     private var detached = false
 
     init(jsonLines: Bool, quiet: Bool, verbose: Bool = false, terminal: TerminalStyle, timers: SessionTimers,
-         presetName: String, holdMode: Bool = false, dismissal: DismissMode = .word, keysOnTerminal: Bool = false,
+         presetName: String, hold: HoldSource = .none, dismissal: DismissMode = .word, keysOnTerminal: Bool = false,
          showsArea: Bool = false) {
         self.jsonLines = jsonLines
         self.quiet = quiet
@@ -51,17 +51,19 @@ final class Console {
         self.presetName = presetName
         self.keysOnTerminal = keysOnTerminal
         if showsArea && terminal.isTerminal && !quiet {
-            area = StatusArea(holdMode: holdMode, prompt: KeyPrompt(dismissal: dismissal), snooze: timers.snooze,
+            area = StatusArea(hold: hold, prompt: KeyPrompt(dismissal: dismissal), snooze: timers.snooze,
                               usesColour: terminal.usesColour)
         }
     }
 
     /// The opening line: what will happen and when.
-    func announce(holdMode: Bool) {
+    func announce(hold: HoldSource, idleAfter: Duration) {
         defer { redraw() }
-        if holdMode && area == nil {
-            // Said even with --quiet: without it nothing on screen says what to do.
+        // Said even with --quiet: without it nothing on screen says what to do.
+        if hold == .key && area == nil {
             message("snoozefuse: hold any key while you drift off and let go as you fall asleep (Ctrl-C cancels)")
+        } else if hold == .desktop {
+            message("snoozefuse: use the machine as usual; the release starts after \(idleAfter.compactDescription) without any key or pointer input, and input during it starts it over (Ctrl-C cancels)")
         }
         guard !quiet else { return }
         var line = "snoozefuse: release \(timers.release.compactDescription) → nap \(timers.nap.compactDescription) → alarm; failsafe after \(timers.max.compactDescription)"
@@ -99,6 +101,9 @@ final class Console {
             message("snoozefuse: \(text)")
         case .heard:
             guard verbose, let text = record.message else { return }
+            message("snoozefuse: \(text)")
+        case .hold:
+            guard !quiet, let text = record.message, !text.isEmpty else { return }
             message("snoozefuse: \(text)")
         case .adjusted:
             guard !quiet else { return }

@@ -103,8 +103,13 @@ struct Status: ParsableCommand {
             let latest = status.latestLocal.map { " (latest \($0))" } ?? ""
             switch status.phase {
             case .ready?: return "ready: waiting for the first hold"
-            case .holding?: return "holding: let go when you are drifting off\(latest)"
-            case .releasing?: return "releasing: the nap starts in \(remaining); wake\(alarm)\(latest)"
+            case .holding?:
+                guard status.hold == "desktop" else { return "holding: let go when you are drifting off\(latest)" }
+                let idle = status.idleAfterSeconds.map { Duration.milliseconds(Int64($0 * 1000)).compactDescription } ?? "--idle-after"
+                return "holding (desktop): the machine is in use; the release starts after \(idle) without input\(latest)"
+            case .releasing?:
+                let by = status.hold == "desktop" ? " (desktop: any input starts it over)" : ""
+                return "releasing: the nap starts in \(remaining)\(by); wake\(alarm)\(latest)"
             case .napping?: return "napping: alarm in \(remaining)\(alarm)\(latest)"
             default: return status.phase?.rawValue ?? "running"
             }

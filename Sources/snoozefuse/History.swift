@@ -14,7 +14,8 @@ struct History: ParsableCommand {
         Every nap is recorded when it ends, however it ends: dismissed, ring_limit, cancelled, \
         interrupted (both its process and its guardian were gone: recorded by the next nap, \
         `resume` or `stop` that finds it) or missed (`resume` found its alarm too late to ring). \
-        A line says when it started, the time to fall asleep (first hold to final release; none \
+        A line says when it started, what held it (key, desktop or none: --hold), the time to \
+        fall asleep (first hold to final release, or to the last input with --hold desktop; none \
         with --no-hold), how long it napped (the nap timer until the alarm), the outcome, why the \
         alarm rang (nap, or max: the failsafe) and how late, the snoozes, who rang it (nap, \
         guardian, resume) and the sound and output.
@@ -129,13 +130,14 @@ struct History: ParsableCommand {
 /// The text of `snoozefuse history`, appended as bytes to one buffer written at once (10,000 naps
 /// print in milliseconds, SPEC §8: no string per line, no copy of a nap).
 enum HistoryText {
-    static let header = "STARTED           ASLEEP   NAPPED   OUTCOME      ALARM  LATE       SNOOZES  BY        SOUND → OUTPUT\n"
+    static let header = "STARTED           HOLD     ASLEEP   NAPPED   OUTCOME      ALARM  LATE       SNOOZES  BY        SOUND → OUTPUT\n"
 
-    /// One line: when the nap started, the time to fall asleep, the nap, how it ended, why the
+    /// One line: when the nap started, what held it, the time to fall asleep, the nap, how it ended, why the
     /// alarm rang and how late, the snoozes, who rang it, the sound and the output.
     static func append(_ nap: NapHistoryEntry, to text: inout [UInt8]) {
         if let started = nap.startedSeconds { localTime(started, into: &text) } else { append(nap.startedAt, &text) }
         append("  ", &text)
+        pad(nap.hold ?? "-", 7, &text)
         pad(nap.fallAsleepSeconds.map(duration) ?? "-", 7, &text)
         pad(nap.napSeconds.map(duration) ?? "-", 7, &text)
         pad(nap.outcome, 11, &text)

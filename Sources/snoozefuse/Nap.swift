@@ -13,6 +13,14 @@ struct Nap: ParsableCommand {
         latest max after the start, whatever else happens. With --no-hold the release timer \
         starts at once.
 
+        What holds the nap before its release (--hold): key (the default) is a key held down in \
+        this terminal, let go as you fall asleep; desktop is you using the machine: any key or \
+        pointer input anywhere in the desktop session holds it, --idle-after (default 10s) \
+        without input starts the release, and input during the release starts it over (no \
+        terminal needed; the idle time comes from GNOME, org.freedesktop.ScreenSaver, the X \
+        server or logind: `snoozefuse doctor` says which answers here). Once the nap has \
+        started, input changes nothing.
+
         Durations: \(DurationParser.acceptedForms).
         Presets: \(Preset.builtIn.map { "\($0.name) (\($0.summary))" }.joined(separator: "; ")); \
         save your own with `snoozefuse presets save`.
@@ -34,6 +42,7 @@ struct Nap: ParsableCommand {
 
         Examples:
           snoozefuse nap --no-hold
+          snoozefuse nap --hold desktop --idle-after 15s
           snoozefuse nap --no-hold --nap 25m --max 40m --ring-limit 5m
           snoozefuse nap --preset quick-test --no-hold --events jsonl | jq .
           snoozefuse nap --no-hold --sound rooster.wav --volume 60 --fade-in 30s
@@ -52,8 +61,11 @@ struct Nap: ParsableCommand {
     @Option(help: settingHelp(.preset))
     var preset: String?
 
-    @Flag(inversion: .prefixedNo, help: "--no-hold: \(NapSettingKey.noHold.help) --hold: wait for a held key (the default) even where the setting no-hold says otherwise.")
-    var hold: Bool?
+    @Option(help: settingHelp(.hold), completion: .list(HoldSource.allCases.map(\.rawValue)))
+    var hold: String?
+
+    @Flag(name: .customLong("no-hold"), help: "\(NapSettingKey.noHold.help)")
+    var noHold = false
 
     @Option(help: settingHelp(.events), completion: .list(EventFormat.allCases.map(\.rawValue)))
     var events: String?
@@ -76,7 +88,12 @@ struct Nap: ParsableCommand {
     var flags: [NapSettingKey: [String]] {
         var flags = settings.given
         if let preset { flags[.preset] = [preset] }
-        if let hold { flags[.noHold] = [hold ? "false" : "true"] }
+        if let hold {
+            flags[.hold] = [hold]
+            // A hold named on the command line beats a `no-hold` setting.
+            flags[.noHold] = ["false"]
+        }
+        if noHold { flags[.noHold] = ["true"] }
         if let events { flags[.events] = [events] }
         if let quiet { flags[.quiet] = [quiet ? "true" : "false"] }
         if let verbose { flags[.verbose] = [verbose ? "true" : "false"] }
@@ -99,8 +116,8 @@ extension Nap: LoopCommand {
             printDryRun(resolved)
             return
         }
-        guard !resolved.holdMode || isatty(STDIN_FILENO) == 1 else {
-            writeLine("snoozefuse: hold mode reads a held key from a terminal, and standard input is not one; add --no-hold to start the release timer at once.", to: STDERR_FILENO)
+        guard resolved.hold != .key || isatty(STDIN_FILENO) == 1 else {
+            writeLine("snoozefuse: --hold key reads a held key from a terminal, and standard input is not one; use --hold desktop (your use of the machine holds the nap) or --no-hold (the release timer starts at once).", to: STDERR_FILENO)
             throw ExitStatus.usage
         }
         let terminal = TerminalStyle.detect()
@@ -115,9 +132,9 @@ extension Nap: LoopCommand {
         }
         let console = Console(jsonLines: resolved.events == "jsonl", quiet: resolved.quiet, verbose: resolved.verbose, terminal: terminal,
                               timers: configuration.timers, presetName: configuration.presetName,
-                              holdMode: configuration.holdMode, dismissal: configuration.dismissal,
+                              hold: nap.hold, dismissal: configuration.dismissal,
                               keysOnTerminal: isatty(STDIN_FILENO) == 1, showsArea: configuration.showsCountdown)
-        console.announce(holdMode: configuration.holdMode)
+        console.announce(hold: nap.hold, idleAfter: configuration.idleAfter)
         async let result = nap.run()
         for await record in nap.records { console.render(record) }
         let ended = await result

@@ -35,6 +35,7 @@ struct NapSettingOptions: ParsableArguments {
     @Option(name: .customLong("sleep-volume"), help: settingHelp(.sleepVolume)) var sleepVolume: String?
     @Option(name: .customLong("sleep-device"), help: settingHelp(.sleepDevice)) var sleepDevice: String?
     @Option(help: settingHelp(.dismiss), completion: .list(DismissMode.allCases.map(\.rawValue))) var dismiss: String?
+    @Option(name: .customLong("idle-after"), parsing: .unconditional, help: settingHelp(.idleAfter)) var idleAfter: String?
 
     /// The flags given, by setting.
     var given: [NapSettingKey: [String]] {
@@ -43,7 +44,7 @@ struct NapSettingOptions: ParsableArguments {
             (.volume, volume), (.fadeIn, fadeIn), (.device, device), (.systemVolume, systemVolume), (.route, route),
             (.fixVolume, noFixVolume ? "false" : fixVolume), (.source, source),
             (.bpm, bpm), (.sleepSound, sleepSound), (.sleepVolume, sleepVolume), (.sleepDevice, sleepDevice),
-            (.dismiss, dismiss),
+            (.dismiss, dismiss), (.idleAfter, idleAfter),
         ]
         var given: [NapSettingKey: [String]] = [:]
         for case let (key, value?) in single { given[key] = [value] }

@@ -8,7 +8,7 @@ import SnoozeFuseRuntime
 /// `width - 1` columns, so nothing wraps; parts are left out, least useful first, on narrow ones.
 struct StatusArea: Equatable {
     var phase: Phase = .ready
-    var holdMode: Bool
+    var hold: HoldSource
     var tick: CountdownTick?
     var prompt: KeyPrompt
     /// The heartbeat glyph is lit (it turns at each beat while holding).
@@ -38,7 +38,12 @@ struct StatusArea: Equatable {
         let remaining = tick?.remainingText ?? ""
         switch phase {
         case .ready:
-            parts.append(Part(text: holdMode ? "ready: hold any key while you drift off" : "starting", style: "1", priority: 0))
+            let text = switch hold {
+            case .key: "ready: hold any key while you drift off"
+            case .desktop: "ready: use the machine as usual; let go of it as you drift off"
+            case .none: "starting"
+            }
+            parts.append(Part(text: text, style: "1", priority: 0))
         case .holding:
             parts.append(Part(text: beatLit ? "♥" : "♡", style: "31", priority: 0))
             parts.append(Part(text: "holding", style: "1", priority: 0))
@@ -122,9 +127,15 @@ struct StatusArea: Equatable {
             return (["cancel nap? y yes, any other key no", "its alarm will not ring"], nil)
         }
         switch phase {
-        case .ready: return (holdMode ? ["hold any key", "Ctrl-C cancels"] : ["Ctrl-C cancels"], nil)
-        case .holding: return (["let go as you fall asleep", "Ctrl-C cancels"], nil)
-        case .releasing: return (holdMode ? ["hold a key again to start over", "Ctrl-C cancels"] : ["q cancels"], nil)
+        case .ready: return (hold == .key ? ["hold any key", "Ctrl-C cancels"] : ["Ctrl-C cancels"], nil)
+        case .holding:
+            return (hold == .desktop ? ["no key or pointer input starts the release", "Ctrl-C cancels"] : ["let go as you fall asleep", "Ctrl-C cancels"], nil)
+        case .releasing:
+            switch hold {
+            case .key: return (["hold a key again to start over", "Ctrl-C cancels"], nil)
+            case .desktop: return (["any input starts over", "Ctrl-C cancels"], nil)
+            case .none: return (["q cancels"], nil)
+            }
         case .napping: return (["+/- one minute", "q cancels"], nil)
         case .ringing, .snoozed:
             let stop: String

@@ -153,6 +153,6 @@ struct HoldModeTests {
     @Test func holdModeWithoutATerminalIsAUsageError() async throws {
         let result = try await runProcess(snoozefuse, ["nap", "--preset", "quick-test"])
         #expect(result.status == 64)
-        #expect(result.standardError.contains("standard input is not one; add --no-hold"))
+        #expect(result.standardError.contains("standard input is not one; use --hold desktop (your use of the machine holds the nap) or --no-hold"))
     }
 }

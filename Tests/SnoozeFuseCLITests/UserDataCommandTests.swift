@@ -390,7 +390,7 @@ struct UserDataCommandTests {
         let csv = try home.run(["history", "export", "--csv", "--since", "2d"])
         #expect(csv.status == 0, "\(csv.standardError)")
         let records = csv.standardOutput.components(separatedBy: "\r\n")
-        #expect(records.first == "napId,startedAt,endedAt,fallAsleepSeconds,napSeconds,latenessMs,outcome,alarmReason,snoozes,sound,output,rungBy,recordedBy,preset,takenOverBy")
+        #expect(records.first == "napId,startedAt,endedAt,fallAsleepSeconds,napSeconds,latenessMs,outcome,alarmReason,snoozes,sound,output,rungBy,recordedBy,preset,takenOverBy,hold")
         #expect(records.count == 4 && records[3].isEmpty, "\(records)")
         #expect(records[1].hasPrefix("b,") && records[1].contains(",,1200,0.25,dismissed,nap,0,\"beep, loud\",ALSA default,nap,nap,basic"), "\(records)")
         #expect(records[2].hasPrefix("c,") && records[2].contains(",400,1200,"), "\(records)")

@@ -1,5 +1,5 @@
+import SnoozeFuseSystem
 import Foundation
-import Synchronization
 import SnoozeFuseCore
 import SnoozeFuseRuntime
 import SnoozeFuseTestSupport
@@ -34,10 +34,10 @@ struct ControlAnswerTableTests {
             // Taken over while napping: the alarm at its original instant, 7 s from the start.
             ports.initialSession = Session(timers: timers, resumingAlarmAt: clock.now.advanced(by: .seconds(7)), reason: .nap, at: clock.now)
         }
-        let nap = NapSession(configuration: NapConfiguration(timers: timers, presetName: "quick-test", holdMode: false, dismissal: .key),
+        let nap = NapSession(configuration: NapConfiguration(timers: timers, presetName: "quick-test", hold: .none, dismissal: .key),
                              ports: ports)
         let records = Task { for await _ in nap.records {} }
-        let ended = Mutex(false)
+        let ended = Locked(false)
         let run = Task {
             let result = await nap.run()
             ended.withLock { $0 = true }

@@ -103,8 +103,8 @@ struct NapHistoryTests {
         var nap = historyNap("a", started: 1_800_000_000, fallAsleep: 12.5)
         nap.sound = "/home/me/my \"best\", sound.wav"
         let lines = NapHistoryCSV.text([nap]).components(separatedBy: "\r\n")
-        #expect(lines[0] == "napId,startedAt,endedAt,fallAsleepSeconds,napSeconds,latenessMs,outcome,alarmReason,snoozes,sound,output,rungBy,recordedBy,preset,takenOverBy")
-        #expect(lines[1] == "a,2027-01-15T08:00:00.000Z,2027-01-15T08:01:00.000Z,12.5,1200,0.2,dismissed,nap,0,\"/home/me/my \"\"best\"\", sound.wav\",ALSA default,nap,nap,,")
+        #expect(lines[0] == "napId,startedAt,endedAt,fallAsleepSeconds,napSeconds,latenessMs,outcome,alarmReason,snoozes,sound,output,rungBy,recordedBy,preset,takenOverBy,hold")
+        #expect(lines[1] == "a,2027-01-15T08:00:00.000Z,2027-01-15T08:01:00.000Z,12.5,1200,0.2,dismissed,nap,0,\"/home/me/my \"\"best\"\", sound.wav\",ALSA default,nap,nap,,,")
         #expect(lines.count == 3 && lines[2].isEmpty)
     }
 

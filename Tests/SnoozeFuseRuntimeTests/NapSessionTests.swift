@@ -1,16 +1,16 @@
+import SnoozeFuseSystem
 import Foundation
 import SnoozeFuseCore
 import SnoozeFuseRuntime
 import SnoozeFuseTestSupport
-import Synchronization
 import Testing
 
 /// Pulses handed to a sink, with the clock time they were handed over.
 /// (Stays in this target: `PulseSink` is SnoozeFuseRuntime's, which SnoozeFuseTestSupport does not import.)
 final class RecordingPulses: PulseSink {
     let clock: ManualClock
-    let pulses = Mutex<[(intensity: Double, at: ManualClock.Instant)]>([])
-    let cancels = Mutex(0)
+    let pulses = Locked<[(intensity: Double, at: ManualClock.Instant)]>([])
+    let cancels = Locked(0)
 
     init(clock: ManualClock) { self.clock = clock }
 
@@ -23,7 +23,7 @@ final class RecordingPulses: PulseSink {
 
 /// Collects a nap's records as they come out of its one stream.
 final class RecordStream: Sendable {
-    let records = Mutex<[SessionRecord]>([])
+    let records = Locked<[SessionRecord]>([])
     var kinds: [SessionRecord.Kind] { records.withLock { $0.map(\.event) } }
     func has(_ kind: SessionRecord.Kind) -> Bool { records.withLock { $0.contains { $0.event == kind } } }
     func last(_ kind: SessionRecord.Kind) -> SessionRecord? { records.withLock { $0.last { $0.event == kind } } }
@@ -56,7 +56,7 @@ struct NapSessionTests {
         var timers = Preset.quickTest.timers
         timers.ringLimit = .seconds(2)
         let (notes, noteFeed) = AsyncStream.makeStream(of: SessionNote.self)
-        let (nap, _) = makeNap(NapConfiguration(timers: timers, presetName: "quick-test", holdMode: false, showsCountdown: true),
+        let (nap, _) = makeNap(NapConfiguration(timers: timers, presetName: "quick-test", hold: .none, showsCountdown: true),
                                notes: notes, shutdown: { noteFeed.finish() })
         let stream = RecordStream()
         let run = consume(nap, into: stream)
@@ -83,7 +83,7 @@ struct NapSessionTests {
     @Test func keysHoldsAdjustmentsAndTheDismissalGoInThroughOneEntry() async throws {
         let timers = SessionTimers(release: .seconds(2), nap: .seconds(30), max: .seconds(120))
         let pulses = RecordingPulses(clock: clock)
-        let (nap, alarm) = makeNap(NapConfiguration(timers: timers, presetName: "test", holdMode: true, bpm: 60),
+        let (nap, alarm) = makeNap(NapConfiguration(timers: timers, presetName: "test", hold: .key, bpm: 60),
                                    pulses: [pulses])
         let stream = RecordStream()
         let run = consume(nap, into: stream)
@@ -120,7 +120,7 @@ struct NapSessionTests {
     }
 
     @Test func aCancelFromCtrlCIsAnInterruption() async {
-        let (nap, _) = makeNap(NapConfiguration(timers: Preset.basic.timers, presetName: "basic", holdMode: false))
+        let (nap, _) = makeNap(NapConfiguration(timers: Preset.basic.timers, presetName: "basic", hold: .none))
         let stream = RecordStream()
         let run = consume(nap, into: stream)
         await waitUntil { nap.phase == .releasing }

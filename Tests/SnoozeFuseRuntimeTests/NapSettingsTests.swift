@@ -140,11 +140,11 @@ struct NapSettingsTests {
     @Test func everyNapFlagHasASetting() {
         let flags = ["--preset", "--release", "--nap", "--max", "--ring-limit", "--snooze", "--sound", "--volume", "--fade-in",
                      "--device", "--system-volume", "--route", "--fix-volume", "--source", "--emitter", "--bpm", "--sleep-sound", "--sleep-volume",
-                     "--sleep-device", "--dismiss", "--no-hold", "--quiet", "--verbose", "--events"]
+                     "--sleep-device", "--dismiss", "--hold", "--idle-after", "--no-hold", "--quiet", "--verbose", "--events"]
         #expect(NapSettingKey.allCases.map(\.flag) == flags)
         #expect(NapSettingKey.presetKeys.map(\.rawValue) == ["release", "nap", "max", "ring-limit", "snooze", "sound", "volume", "fade-in",
                                                             "device", "system-volume", "route", "fix-volume", "source", "emitter", "bpm", "sleep-sound",
-                                                            "sleep-volume", "sleep-device", "dismiss"])
+                                                            "sleep-volume", "sleep-device", "dismiss", "idle-after"])
         for key in NapSettingKey.allCases {
             #expect(NapSettingKey(named: key.rawValue) == key && NapSettingKey(named: key.flag) == key)
         }

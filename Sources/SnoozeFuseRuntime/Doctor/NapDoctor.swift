@@ -73,6 +73,7 @@ public enum NapDoctor {
         checks.append(examineKeepAwake())
         checks += examineWakeAlarm()
         checks.append(examinePlugins())
+        checks.append(examineDesktopHold(environment: environment ?? ProcessInfo.processInfo.environment))
         checks.append(examineStore(environment: environment ?? ProcessInfo.processInfo.environment))
         let audible = if let sinks, server?.sinks != nil { sinks.audible } else { outputs.audible && volume?.verdict != .problem }
         return DoctorReport(checks: checks, audible: audible, sinks: server?.sinks)
@@ -215,6 +216,24 @@ public enum NapDoctor {
                                       fix: "keep the machine from suspending during naps"))
         }
         return checks
+    }
+
+    /// Which sources of the desktop's idle time answer here (`--hold desktop` uses the first).
+    private static func examineDesktopHold(environment: [String: String]) -> DoctorCheck {
+        let survey = IdleTimeSources(environment: environment).survey()
+        let answers = survey.map { source in
+            switch source.answer {
+            case .success(let idle): "\(source.name): works (idle \(idle.compactDescription))"
+            case .failure(let error): "\(source.name): \(error.problem)"
+            }
+        }
+        guard let first = survey.first(where: { if case .success = $0.answer { true } else { false } }) else {
+            return DoctorCheck(check: "hold-desktop", verdict: .warning,
+                               detail: "no source of the desktop's idle time answers here: " + answers.joined(separator: "; "),
+                               fix: "--hold desktop falls back to a key held in the terminal; run the nap inside a GNOME, KDE or X11 session (DISPLAY, DBUS_SESSION_BUS_ADDRESS)")
+        }
+        return DoctorCheck(check: "hold-desktop", verdict: .ok,
+                           detail: "--hold desktop reads the idle time from \(first.name); " + answers.joined(separator: "; "))
     }
 
     private static func examinePlugins() -> DoctorCheck {

@@ -1,11 +1,10 @@
 import Foundation
 import Glibc
 import SnoozeFuseAudio
-import SnoozeFuseCore
+public import SnoozeFuseCore
 import SnoozeFusePluginHost
 import SnoozeFuseStore
 public import SnoozeFuseSystem
-import Synchronization
 
 /// The event loop a command runs on: one thread that is both the executor of its tasks and the
 /// keeper of its timers (see `SnoozeFuseSystem.EventLoop`).
@@ -34,6 +33,12 @@ public final class LiveNap: Sendable {
     private let holder: LiveSessionState.Holder
     private let history: NapHistoryLog
     private let message: @Sendable (String) -> Void
+    private let desktopHold: DesktopHold?
+    /// Says something in the nap's own records (a warning from beside the nap).
+    private let note: @Sendable (SessionNote) -> Void
+    /// What holds this nap before its release: the configuration's, or `key` (`none` off a
+    /// terminal) when a desktop hold was asked for and no source of the idle time answers here.
+    public let hold: HoldSource
 
     /// Everything the nap records, in order (see ``NapSession/records``).
     public var records: AsyncStream<SessionRecord> { session.records }
@@ -44,6 +49,8 @@ public final class LiveNap: Sendable {
     /// history that cannot be written).
     public convenience init(_ configuration: NapConfiguration, loop: EventLoop,
                             message: @escaping @Sendable (String) -> Void) throws(NapSetupError) {
+        var configuration = configuration
+        let desktopHold = Self.desktopHold(for: &configuration, message: message)
         let paths = try Self.storePaths()
         let lock = try Self.takeLock(paths)
         let (found, damage) = LiveSessionKeeper.setAsideIfDamaged(paths, recordedBy: LiveSessionState.Holder.nap.rawValue)
@@ -61,10 +68,13 @@ public final class LiveNap: Sendable {
         let chosen = try AlarmSoundChoice.resolve(configuration.sound, notice: message)
         try AlarmSoundChoice.check(chosen)
         let facts = NapHistoryFacts(holder: LiveSessionState.Holder.nap.rawValue, holdMode: configuration.holdMode,
+                                    hold: configuration.hold.rawValue,
+                                    idleAfter: configuration.hold == .desktop ? configuration.idleAfter.secondsValue : nil,
                                     sound: configuration.source.map { "source \($0)" } ?? configuration.sound ?? BuiltInSounds.defaultName,
                                     preset: configuration.presetName, created: Date().timeIntervalSince1970)
         try self.init(configuration: configuration, sound: chosen, plugins: true, initialSession: nil, holder: .nap,
-                      terminal: true, paths: paths, lock: lock, loop: loop, message: message, history: facts)
+                      terminal: true, paths: paths, lock: lock, loop: loop, message: message, history: facts,
+                      desktopHold: desktopHold)
         if let guardian = Guardian.start(paths: paths) {
             keeper.setGuardian(guardian)
         } else {
@@ -126,7 +136,7 @@ public final class LiveNap: Sendable {
             let ringingSince = live.phase == .ringing ? live.ringingSince?.instant(sameBoot: sameBoot, now: now, wallNow: wallNow) : nil
             let fadeIn: Duration = live.phase == .ringing ? .zero : .milliseconds(Int64(setup.fadeInSeconds * 1000))
             let configuration = NapConfiguration(
-                timers: setup.timers, presetName: setup.presetName, holdMode: false, sound: setup.soundPath,
+                timers: setup.timers, presetName: setup.presetName, hold: .none, sound: setup.soundPath,
                 volume: setup.volume, fadeIn: fadeIn, device: setup.device,
                 systemVolume: setup.systemVolume, route: setup.route.flatMap(AlarmRoute.init(parsing:)) ?? .wake,
                 fixesVolume: setup.fixesVolume ?? true, dismissal: setup.dismissal ?? .word)
@@ -150,8 +160,13 @@ public final class LiveNap: Sendable {
     private init(configuration: NapConfiguration, sound chosen: AlarmSound, plugins usesPlugins: Bool,
                  initialSession: Session<BootInstant>?, holder: LiveSessionState.Holder, terminal: Bool,
                  paths: StorePaths, lock: NapLock, loop: EventLoop, message: @escaping @Sendable (String) -> Void,
-                 history facts: NapHistoryFacts, ttyForBell: String? = nil, sinkFixes: [SinkLevelFix] = []) throws(NapSetupError) {
+                 history facts: NapHistoryFacts, ttyForBell: String? = nil, sinkFixes: [SinkLevelFix] = [],
+                 desktopHold: DesktopHold? = nil) throws(NapSetupError) {
         let (notes, noteFeed) = AsyncStream.makeStream(of: SessionNote.self, bufferingPolicy: .unbounded)
+        if holder == .nap {
+            noteFeed.yield(.hold(what: configuration.hold,
+                                 message: desktopHold.map { "the desktop holds the nap: its idle time comes from \($0.reader.name)" } ?? ""))
+        }
         // This process (a nap, a guardian, resume) adopts what its hooks and plugin children detach,
         // so it can end it with them (AdoptedProcesses, ChildProcessGroup).
         if let refused = AdoptedProcesses.adoptOrphans() {
@@ -277,6 +292,9 @@ public final class LiveNap: Sendable {
         self.hooks = hooks
         self.holder = holder
         self.message = message
+        self.desktopHold = desktopHold
+        note = { noteFeed.yield($0) }
+        hold = configuration.hold
         history = NapHistoryLog(paths: paths)
         // Other terminals of this user reach the nap here; without the socket the nap still runs.
         do {
@@ -298,7 +316,11 @@ public final class LiveNap: Sendable {
     /// Runs the nap until it has ended and its outputs are down; its live state is gone then, and
     /// the nap is in the history (or `message` says why it could not be written).
     public func run() async -> NapResult {
+        desktopHold?.start(phase: { [weak session] in session?.phase ?? .finished },
+                           send: { [weak session] in session?.send($0) },
+                           warn: { [note] in note(.warning($0)) })
         let result = await session.run()
+        desktopHold?.stop()
         control?.close()
         keeper.remove()
         if let facts = session.history,
@@ -317,6 +339,23 @@ public final class LiveNap: Sendable {
     }
 
     // MARK: - Pieces
+
+    /// `--hold desktop`: the first source of the desktop's idle time that answers here; without
+    /// one, the nap is held by a key on its terminal (or by nothing off a terminal), and says so.
+    private static func desktopHold(for configuration: inout NapConfiguration,
+                                    message: @Sendable (String) -> Void) -> DesktopHold? {
+        guard configuration.hold == .desktop else { return nil }
+        let found = IdleTimeSources(environment: ProcessInfo.processInfo.environment).first()
+        if let reader = found.reader {
+            return DesktopHold(reader: reader, idleAfter: configuration.idleAfter)
+        }
+        let fallback: HoldSource = isatty(STDIN_FILENO) == 1 ? .key : .none
+        configuration.hold = fallback
+        message("warning: --hold desktop: nothing here tells how long the desktop has been idle (\(found.failures.map { $0.description }.joined(separator: "; "))); "
+            + (fallback == .key ? "hold a key in this terminal instead" : "the release timer starts at once instead")
+            + " (`snoozefuse doctor` lists the sources; a Wayland desktop other than GNOME or KDE offers none)")
+        return nil
+    }
 
     private static func storePaths() throws(NapSetupError) -> StorePaths {
         do {
@@ -379,7 +418,7 @@ public final class LiveNap: Sendable {
 /// The nap's live-state keeper, for the sink reports' task, which starts before the keeper exists
 /// (set once, read on the nap's loop).
 private final class KeeperSlot: Sendable {
-    private let slot = Mutex<LiveSessionKeeper?>(nil)
+    private let slot = Locked<LiveSessionKeeper?>(nil)
     var keeper: LiveSessionKeeper? {
         get { slot.withLock { $0 } }
         set { slot.withLock { $0 = newValue } }

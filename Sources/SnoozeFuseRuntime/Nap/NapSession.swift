@@ -1,6 +1,6 @@
 public import Foundation
 public import SnoozeFuseCore
-import Synchronization
+import SnoozeFuseSystem
 
 /// What a nap is: the timers and everything its alarm and plugins need. The CLI builds one from
 /// flags (later also from the environment, presets and settings); ``NapSession/live(_:loop:)``
@@ -9,8 +9,12 @@ public struct NapConfiguration: Sendable, Hashable {
     public var timers: SessionTimers
     /// The preset the timers came from, for messages.
     public var presetName: String
-    /// Wait for a held key (true) or start the release timer at once (`--no-hold`).
-    public var holdMode: Bool
+    /// What holds the nap before its release (`--hold`): a key in the terminal, the desktop, none.
+    public var hold: HoldSource
+    /// With a desktop hold: no input for this long ends the hold.
+    public var idleAfter: Duration
+    /// Whether the nap waits for a hold (not `--no-hold`).
+    public var holdMode: Bool { hold.waitsForHold }
     /// The alarm sound: a built-in's name, an imported sound's name or a file; nil for the default.
     public var sound: String?
     /// Alarm volume, 0–100.
@@ -42,14 +46,15 @@ public struct NapConfiguration: Sendable, Hashable {
     /// Colour on the terminal (the bell's flash).
     public var usesColour: Bool
 
-    public init(timers: SessionTimers, presetName: String, holdMode: Bool, sound: String? = nil, volume: Int = 80,
+    public init(timers: SessionTimers, presetName: String, hold: HoldSource, idleAfter: Duration = .seconds(10), sound: String? = nil, volume: Int = 80,
                 fadeIn: Duration = .seconds(10), device: String = "default", systemVolume: Int? = nil,
                 route: AlarmRoute = .wake, fixesVolume: Bool = true, source: String? = nil, emitters: [String] = [], bpm: Int = 60, sleepSound: String? = nil,
                 sleepVolume: Int = 60, sleepDevice: String? = nil, dismissal: DismissMode = .word,
                 showsCountdown: Bool = false, usesColour: Bool = false) {
         self.timers = timers
         self.presetName = presetName
-        self.holdMode = holdMode
+        self.hold = hold
+        self.idleAfter = idleAfter
         self.sound = sound
         self.volume = volume
         self.fadeIn = fadeIn
@@ -162,7 +167,7 @@ public final class NapSession<C: Clock>: Sendable where C.Duration == Duration {
     private let recordFeed: AsyncStream<SessionRecord>.Continuation
     private let events: AsyncStream<SessionEvent>
     private let eventFeed: AsyncStream<SessionEvent>.Continuation
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     private struct State {
         var phase = Phase.ready
@@ -182,8 +187,8 @@ public final class NapSession<C: Clock>: Sendable where C.Duration == Duration {
         (events, eventFeed) = AsyncStream.makeStream(of: SessionEvent.self, bufferingPolicy: .unbounded)
         // A session taken up again (a guardian, `resume`) stands in its phase from the start: it
         // makes no phase record to get there, and other terminals are answered from this phase.
-        state = Mutex(State(phase: ports.initialSession?.phase ?? .ready,
-                            keys: NapKeys(holdMode: configuration.holdMode, dismissal: configuration.dismissal), history: history))
+        state = Locked(State(phase: ports.initialSession?.phase ?? .ready,
+                            keys: NapKeys(holdMode: configuration.hold == .key, dismissal: configuration.dismissal), history: history))
     }
 
     /// The phase of the nap now.

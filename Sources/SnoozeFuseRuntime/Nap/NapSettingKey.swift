@@ -22,6 +22,8 @@ public enum NapSettingKey: String, CaseIterable, Sendable, Hashable, Comparable 
     case sleepVolume = "sleep-volume"
     case sleepDevice = "sleep-device"
     case dismiss
+    case hold
+    case idleAfter = "idle-after"
     case noHold = "no-hold"
     case quiet, verbose, events
 
@@ -47,7 +49,7 @@ public enum NapSettingKey: String, CaseIterable, Sendable, Hashable, Comparable 
 
     /// Whether a preset may hold it: the timers and the alarm's choices; not the preset itself, and
     /// not how a nap starts or shows itself (`no-hold`, `quiet`, `verbose`, `events`).
-    public var isPresetValue: Bool { ![.preset, .noHold, .quiet, .verbose, .events].contains(self) }
+    public var isPresetValue: Bool { ![.preset, .hold, .noHold, .quiet, .verbose, .events].contains(self) }
 
     /// The settings a preset may hold, in order.
     public static var presetKeys: [NapSettingKey] { allCases.filter(\.isPresetValue) }
@@ -56,7 +58,7 @@ public enum NapSettingKey: String, CaseIterable, Sendable, Hashable, Comparable 
     public var valueName: String? {
         switch self {
         case .preset: "name"
-        case .release, .nap, .max, .ringLimit, .snooze, .fadeIn: "duration"
+        case .release, .nap, .max, .ringLimit, .snooze, .fadeIn, .idleAfter: "duration"
         case .sound: "name|path"
         case .volume, .systemVolume, .sleepVolume: "percent"
         case .device, .sleepDevice: "pcm"
@@ -66,6 +68,7 @@ public enum NapSettingKey: String, CaseIterable, Sendable, Hashable, Comparable 
         case .bpm: "n"
         case .events: "format"
         case .dismiss: "how"
+        case .hold: "key|desktop|none"
         case .noHold, .quiet, .verbose: nil
         }
     }
@@ -92,7 +95,9 @@ public enum NapSettingKey: String, CaseIterable, Sendable, Hashable, Comparable 
         case .sleepSound: "Play a sound-source plugin while you drift off and nap, e.g. noise or noise:color=brown; it fades out and falls silent 3 s before the alarm. If it fails you nap in silence."
         case .sleepVolume: "Sleep sound volume, 0–100, applied on top of the plugin's own level (noise: volume=0.3)."
         case .sleepDevice: "ALSA PCM for the sleep sound (default: the alarm's --device)."
-        case .noHold: "Start the release timer at once instead of waiting for a held key (for scripts; needed when standard input is not a terminal)."
+        case .hold: "What holds the nap before the release: key (a key held down in this terminal; the default), desktop (you using the machine: any key or pointer input in the desktop session; the release starts after --idle-after without input; no terminal needed), or none (the release timer starts at once, as --no-hold)."
+        case .idleAfter: "With --hold desktop: how long without any input until the release starts (1s–10m)."
+        case .noHold: "Start the release timer at once instead of waiting for a hold (the same as --hold none; for scripts)."
         case .dismiss: "How a ringing alarm is stopped for good: word (type the word shown), hold (hold a key for 3 s) or key (one Enter, space or d)."
         case .quiet: "Show no status area or progress messages; warnings, the alarm and the word that stops it still appear."
         case .verbose: "Show each device error whole on the terminal (the status area shortens them to one line; --events always has them whole)."
@@ -117,6 +122,8 @@ public enum NapSettingKey: String, CaseIterable, Sendable, Hashable, Comparable 
         case .bpm: .number(60)
         case .sleepVolume: .number(60)
         case .dismiss: .text(DismissMode.word.rawValue)
+        case .hold: .text(HoldSource.key.rawValue)
+        case .idleAfter: .duration(.seconds(10))
         case .noHold, .quiet, .verbose: .flag(false)
         case .ringLimit, .sound, .systemVolume, .source, .sleepSound, .sleepDevice, .emitter, .events: nil
         }
@@ -151,6 +158,18 @@ public enum NapSettingKey: String, CaseIterable, Sendable, Hashable, Comparable 
     /// Reads one value (see ``parse(_:)``).
     public func parse(_ text: String) throws(NapSettingError) -> NapSettingValue {
         switch self {
+        case .idleAfter:
+            let duration: Duration
+            do { duration = try DurationParser.parse(text) } catch { throw NapSettingError(self, "\(flag): \(error.description)") }
+            guard duration >= .seconds(1), duration <= .seconds(600) else {
+                throw NapSettingError(self, "--idle-after must be 1s to 10m, not \(duration.compactDescription): shorter would release between two keystrokes, longer is a nap of its own (use --release for that).")
+            }
+            return .duration(duration)
+        case .hold:
+            guard HoldSource(rawValue: text) != nil else {
+                throw NapSettingError(self, "--hold: \"\(text)\" is not a hold; use key (a key held in this terminal), desktop (your use of the machine) or none.")
+            }
+            return .text(text)
         case .release, .nap, .max, .ringLimit, .snooze, .fadeIn:
             let duration: Duration
             do { duration = try DurationParser.parse(text) } catch { throw NapSettingError(self, "\(flag): \(error.description)") }

@@ -60,6 +60,18 @@ public enum NapSettingSource: Sendable, Hashable {
     case defaultPreset(String)
     case builtIn
 
+    /// 0 for the strongest layer (the flag), up to 5 for the built-in default.
+    var rank: Int {
+        switch self {
+        case .flag: 0
+        case .environment: 1
+        case .preset: 2
+        case .config: 3
+        case .defaultPreset: 4
+        case .builtIn: 5
+        }
+    }
+
     /// The layer's name in JSON: `flag`, `environment`, `preset`, `config`, `default-preset`, `built-in`.
     public var layer: String {
         switch self {
@@ -142,7 +154,15 @@ public struct ResolvedNapSettings: Sendable, Hashable {
         settings.first { $0.key == key } ?? Setting(key: key, value: nil, source: .builtIn)
     }
 
-    public var holdMode: Bool { !(self[.noHold].value?.flag ?? false) }
+    /// What holds the nap: `hold`, except that `no-hold` true from a layer as strong or stronger
+    /// makes it none (`--hold desktop` beats a `no-hold` setting; `--no-hold` beats everything).
+    public var hold: HoldSource {
+        let chosen = self[.hold].value?.text.flatMap(HoldSource.init(rawValue:)) ?? .key
+        guard self[.noHold].value?.flag == true else { return chosen }
+        return self[.hold].source.rank < self[.noHold].source.rank ? chosen : .none
+    }
+    public var holdMode: Bool { hold.waitsForHold }
+    public var idleAfter: Duration { self[.idleAfter].value?.duration ?? .seconds(10) }
     public var quiet: Bool { self[.quiet].value?.flag ?? false }
     public var verbose: Bool { self[.verbose].value?.flag ?? false }
     public var dismissal: DismissMode { self[.dismiss].value?.text.flatMap(DismissMode.init(rawValue:)) ?? .word }
@@ -184,7 +204,7 @@ public struct ResolvedNapSettings: Sendable, Hashable {
         func number(_ key: NapSettingKey) -> Int? { self[key].value?.number }
         func text(_ key: NapSettingKey) -> String? { self[key].value?.text }
         return NapConfiguration(
-            timers: timers, presetName: preset.name, holdMode: holdMode, sound: text(.sound), volume: number(.volume) ?? 80,
+            timers: timers, presetName: preset.name, hold: hold, idleAfter: idleAfter, sound: text(.sound), volume: number(.volume) ?? 80,
             fadeIn: duration(.fadeIn) ?? .seconds(10), device: text(.device) ?? "default", systemVolume: number(.systemVolume),
             route: text(.route).flatMap(AlarmRoute.init(parsing:)) ?? .wake, fixesVolume: self[.fixVolume].value?.flag ?? true,
             source: text(.source), emitters: self[.emitter].value?.list ?? [], bpm: number(.bpm) ?? 60,

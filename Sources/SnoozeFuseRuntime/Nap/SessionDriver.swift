@@ -187,6 +187,10 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
             return wake
         case .sink(let report):
             return sinkRecord(report, at: instant, origin: origin)
+        case .hold(let what, let message):
+            var hold = record(.hold, at: instant, origin: origin, message: message)
+            hold.what = what.rawValue
+            return hold
         }
     }
 

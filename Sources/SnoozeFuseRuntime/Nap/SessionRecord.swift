@@ -42,6 +42,9 @@ public struct SessionRecord: Sendable, Equatable, Encodable {
         /// What the alarm did on the sound server (`what`: routed, fixed, restored, unheard,
         /// escalated, recovered, lost, unverified; `sink`; `message`).
         case sink
+        /// What holds the nap before its release (`what`: key, desktop or none; `message`: for a
+        /// desktop hold, where its idle time comes from).
+        case hold
     }
 
     public var event: Kind
@@ -136,6 +139,8 @@ public enum SessionNote: Sendable, Hashable {
     case wakeAlarm(WakeAlarmArmed)
     /// What the sound server's output did or found (see ``SinkReport``).
     case sink(SinkReport)
+    /// What holds the nap (`what`) and, for the desktop, where its idle time comes from.
+    case hold(what: HoldSource, message: String)
 }
 
 /// Where records and countdown updates go. The CLI implements it (stdout for JSON lines, the

@@ -38,6 +38,11 @@ public struct NapStatus: Sendable, Hashable, Encodable {
     /// The process that holds the alarm.
     public var pid: Int32?
     public var holder: String?
+    /// What holds the nap before its release (`key`, `desktop`, `none`); nil for a state an
+    /// earlier release saved.
+    public var hold: String?
+    /// With a desktop hold: how long without input ends the hold, in seconds.
+    public var idleAfterSeconds: Double?
     /// The nap's live state as it was read.
     public var state: LiveSessionState?
     /// The live state file cannot be read: its path and what is wrong (the status is then read
@@ -92,6 +97,8 @@ public struct NapStatus: Sendable, Hashable, Encodable {
         state = live
         pid = status == .guarded && !holderAlive ? live.guardianPid : live.pid
         holder = live.holder.rawValue
+        hold = live.history?.hold
+        idleAfterSeconds = live.history?.idleAfter
         phaseSeconds = live.phaseSeconds
         if let ends = live.phaseEnds {
             let remaining = now.duration(to: ends.instant(sameBoot: sameBoot, now: now, wallNow: wallNow))

@@ -14,8 +14,13 @@ public struct NapHistoryFacts: Codable, Sendable, Hashable {
     public var napID: String
     /// Who holds the nap now (`nap`, `guardian`, `resume`): who rings it if it rings.
     public var holder: String
-    /// Whether the nap waited for a held key (only then is there a time to fall asleep).
+    /// Whether the nap waited for a hold (only then is there a time to fall asleep).
     public var holdMode: Bool
+    /// What held it (`key`, `desktop`, `none`); nil in the facts of an earlier release.
+    public var hold: String?
+    /// With a desktop hold: the idle time that ended the hold, in seconds. The person stopped
+    /// using the machine this long before the release started: that is when they fell asleep.
+    public var idleAfter: Double?
     public var sound: String?
     public var preset: String?
     /// When the nap was set up (its start, when it never started).
@@ -43,18 +48,20 @@ public struct NapHistoryFacts: Codable, Sendable, Hashable {
     /// The wall-clock time of this session's `t = 0` (a session taken over has its own).
     var origin: Double?
 
-    public init(napID: String = UUID().uuidString.lowercased(), holder: String, holdMode: Bool, sound: String?,
-                preset: String?, created: Double) {
+    public init(napID: String = UUID().uuidString.lowercased(), holder: String, holdMode: Bool, hold: String? = nil,
+                idleAfter: Double? = nil, sound: String?, preset: String?, created: Double) {
         self.napID = napID
         self.holder = holder
         self.holdMode = holdMode
+        self.hold = hold
+        self.idleAfter = idleAfter
         self.sound = sound
         self.preset = preset
         self.created = created
     }
 
     enum CodingKeys: String, CodingKey {
-        case napID, holder, holdMode, sound, preset, created, started, fellAsleep, napping, firstRing, reason
+        case napID, holder, holdMode, hold, idleAfter, sound, preset, created, started, fellAsleep, napping, firstRing, reason
         case latenessMs, output, rungBy, takenOverBy, snoozes, outcome, ended, lastRelease
     }
 
@@ -81,7 +88,8 @@ public struct NapHistoryFacts: Codable, Sendable, Hashable {
             case .napping?:
                 if napping == nil {
                     napping = at
-                    if holdMode { fellAsleep = lastRelease }
+                    // The release starts --idle-after after the last input of a desktop hold.
+                    if holdMode { fellAsleep = lastRelease.map { max($0 - (idleAfter ?? 0), started ?? $0) } }
                 }
             case .ringing?:
                 if firstRing == nil {
@@ -120,7 +128,7 @@ public struct NapHistoryFacts: Codable, Sendable, Hashable {
             napSeconds: napping.map { rounded(max((firstRing ?? end) - $0, 0)) },
             latenessMs: latenessMs, outcome: outcome ?? self.outcome ?? "cancelled", alarmReason: reason,
             snoozes: snoozes, sound: sound, output: output, rungBy: rungBy, takenOverBy: takenOverBy,
-            recordedBy: recordedBy, preset: preset)
+            recordedBy: recordedBy, preset: preset, hold: hold)
     }
 }
 

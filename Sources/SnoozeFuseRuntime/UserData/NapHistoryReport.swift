@@ -143,7 +143,7 @@ public enum NapHistoryCSV {
         let fields: [String?] = [
             nap.napID, nap.startedAt, nap.endedAt, number(nap.fallAsleepSeconds), number(nap.napSeconds),
             number(nap.latenessMs), nap.outcome, nap.alarmReason, String(nap.snoozes), nap.sound, nap.output, nap.rungBy,
-            nap.recordedBy, nap.preset, nap.takenOverBy,
+            nap.recordedBy, nap.preset, nap.takenOverBy, nap.hold,
         ]
         for (index, field) in fields.enumerated() {
             if index > 0 { text.append(UInt8(ascii: ",")) }

@@ -1,0 +1,80 @@
+import SnoozeFuseCore
+import SnoozeFuseSystem
+
+/// `--hold desktop`: holds the nap while the person uses the machine, on a thread of its own.
+///
+/// It reads the desktop's idle time from one ``IdleTimeReader`` when ``IdleHold`` says (at the
+/// start, when the idle time could first reach `--idle-after`, twice a second while released,
+/// never once the nap has started) and hands the hold and release to the nap. Every read is
+/// bounded by its source; a failed read is tried again twice a second, and when reads have failed
+/// for `giveUpAfter` while the nap is held, the hold ends there (the release timer starts: when in
+/// doubt, ring) and the nap says why.
+final class DesktopHold: Sendable {
+    let reader: any IdleTimeReader
+    let idleAfter: Duration
+    /// How long reads may keep failing before the hold is given up.
+    let giveUpAfter: Duration
+    private let stopped = Locked(false)
+
+    init(reader: any IdleTimeReader, idleAfter: Duration, giveUpAfter: Duration = .seconds(5)) {
+        self.reader = reader
+        self.idleAfter = idleAfter
+        self.giveUpAfter = giveUpAfter
+    }
+
+    /// Starts holding: `phase` tells where the nap stands, `send` takes the hold and release,
+    /// `warn` what went wrong. False when no thread could be started (then nothing holds).
+    @discardableResult
+    func start(phase: @escaping @Sendable () -> Phase, send: @escaping @Sendable (NapCommand) -> Void,
+               warn: @escaping @Sendable (String) -> Void) -> Bool {
+        let reader = reader, idleAfter = idleAfter
+        return SystemThread.start(named: "snoozefuse-idle") { [self] in
+            var hold = IdleHold<BootInstant>(idleAfter: idleAfter)
+            var step = hold.begin(at: BootInstant.now)
+            Self.deliver(step.events, send)
+            var failingSince: BootInstant?
+            while let next = step.next {
+                guard SystemThread.sleep(until: next, unless: { self.stopped.withLock { $0 } }) else { return }
+                // Once the nap has started nothing is read: input changes nothing any more.
+                guard IdleHold<BootInstant>.reads(in: phase()) else { return }
+                let idle: Duration
+                do throws(IdleTimeError) {
+                    idle = try reader.idleTime()
+                    failingSince = nil
+                } catch {
+                    let now = BootInstant.now
+                    let since = failingSince ?? now
+                    failingSince = since
+                    guard since.duration(to: now) >= giveUpAfter else {
+                        step = IdleHold.Step(events: [], next: BootInstant.now.advanced(by: IdleHold<BootInstant>.releasePoll))
+                        continue
+                    }
+                    if hold.holding, [.ready, .holding].contains(phase()) {
+                        warn("the desktop's idle time cannot be read any more (\(error.problem)): the release starts now")
+                        send(.release)
+                    } else {
+                        warn("the desktop's idle time cannot be read any more (\(error.problem)): input no longer starts the release over")
+                    }
+                    return
+                }
+                step = hold.observe(idle: idle, at: BootInstant.now, phase: phase())
+                Self.deliver(step.events, send)
+            }
+        }
+    }
+
+    /// Stops reading (at the latest within 50 ms).
+    func stop() {
+        stopped.withLock { $0 = true }
+    }
+
+    private static func deliver(_ events: [SessionEvent], _ send: @Sendable (NapCommand) -> Void) {
+        for event in events {
+            switch event {
+            case .holdBegan: send(.hold)
+            case .holdEnded: send(.release)
+            default: break
+            }
+        }
+    }
+}

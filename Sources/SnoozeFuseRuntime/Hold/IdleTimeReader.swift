@@ -1,0 +1,153 @@
+import Glibc
+import SnoozeFuseSystem
+
+/// Something that tells how long the desktop session has had no key or pointer input.
+/// Every read is bounded (a bus call's or a socket's time limit) and blocks its thread: call it
+/// from a thread of its own (``DesktopHold``), never an event loop's or Swift's shared pool.
+protocol IdleTimeReader: Sendable {
+    /// Names the source for events, `doctor` and messages: `GNOME (org.gnome.Mutter.IdleMonitor)`.
+    var name: String { get }
+    /// The time since the last input.
+    func idleTime() throws(IdleTimeError) -> Duration
+}
+
+/// An idle time could not be read.
+public struct IdleTimeError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Which source (``IdleTimeReader/name``).
+    public var source: String
+    /// What went wrong, and what to do where there is something.
+    public var problem: String
+
+    public var description: String { "\(source): \(problem)" }
+}
+
+/// The idle time of the sources that answer over D-Bus, each call bounded by `limit`.
+struct BusIdleTime: IdleTimeReader {
+    enum Kind: Sendable, Hashable {
+        /// GNOME Shell: `org.gnome.Mutter.IdleMonitor.GetIdletime` (milliseconds).
+        case mutter
+        /// KDE Plasma and others: `org.freedesktop.ScreenSaver.GetSessionIdleTime`, read as
+        /// milliseconds as KDE answers it.
+        case screenSaver
+        /// systemd-logind: the session's `IdleHint` and `IdleSinceHintMonotonic`, which the desktop
+        /// sets when it judges the session idle: coarse (often minutes), the last resort.
+        case logind
+    }
+
+    let kind: Kind
+    let limit: Duration
+
+    var name: String {
+        switch kind {
+        case .mutter: "GNOME (org.gnome.Mutter.IdleMonitor)"
+        case .screenSaver: "org.freedesktop.ScreenSaver"
+        case .logind: "systemd-logind (IdleHint)"
+        }
+    }
+
+    func idleTime() throws(IdleTimeError) -> Duration {
+        do {
+            switch kind {
+            case .mutter:
+                let method = BusMethod(service: "org.gnome.Mutter.IdleMonitor", path: "/org/gnome/Mutter/IdleMonitor/Core",
+                                       interface: "org.gnome.Mutter.IdleMonitor", member: "GetIdletime")
+                guard case .uint64(let milliseconds) = try Bus.call(method, on: .session, replying: [.uint64], timeout: limit).first else {
+                    throw IdleTimeError(source: name, problem: "no idle time in its reply")
+                }
+                return .milliseconds(Int64(clamping: milliseconds))
+            case .screenSaver:
+                let method = BusMethod(service: "org.freedesktop.ScreenSaver", path: "/org/freedesktop/ScreenSaver",
+                                       interface: "org.freedesktop.ScreenSaver", member: "GetSessionIdleTime")
+                guard case .uint32(let milliseconds) = try Bus.call(method, on: .session, replying: [.uint32], timeout: limit).first else {
+                    throw IdleTimeError(source: name, problem: "no idle time in its reply")
+                }
+                return .milliseconds(Int64(milliseconds))
+            case .logind:
+                return try logindIdleTime()
+            }
+        } catch let error as BusError {
+            throw IdleTimeError(source: name, problem: error.isUnavailable ? "not on \(error.bus.name)" : error.reason)
+        } catch let error as IdleTimeError {
+            throw error
+        } catch {
+            throw IdleTimeError(source: name, problem: "\(error)")
+        }
+    }
+
+    /// logind says idle or not, and since when on CLOCK_MONOTONIC; not idle is no idle time.
+    private func logindIdleTime() throws -> Duration {
+        func property(_ property: String, _ type: BusReplyType) throws -> BusReplyValue? {
+            let method = BusMethod(service: "org.freedesktop.login1", path: "/org/freedesktop/login1/session/auto",
+                                   interface: "org.freedesktop.DBus.Properties", member: "Get")
+            return try Bus.call(method, on: .system, [.string("org.freedesktop.login1.Session"), .string(property)],
+                                replying: [.variant(type)], timeout: limit).first
+        }
+        guard case .boolean(let idle) = try property("IdleHint", .boolean) else {
+            throw IdleTimeError(source: name, problem: "no IdleHint in its reply")
+        }
+        guard idle else { return .zero }
+        guard case .uint64(let since) = try property("IdleSinceHintMonotonic", .uint64) else {
+            throw IdleTimeError(source: name, problem: "no IdleSinceHintMonotonic in its reply")
+        }
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let nowMicroseconds = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec / 1000)
+        return .microseconds(Int64(clamping: nowMicroseconds &- min(since, nowMicroseconds)))
+    }
+}
+
+/// Finds the first source of the desktop's idle time that answers here, in the order of SPEC §3:
+/// GNOME's IdleMonitor, org.freedesktop.ScreenSaver, the X server's MIT-SCREEN-SAVER, logind's
+/// IdleHint. Each is tried once, bounded; what each said is kept for `doctor` and the message
+/// when none answers.
+struct IdleTimeSources {
+    let limit: Duration
+    let environment: [String: String]
+
+    init(environment: [String: String], limit: Duration = .seconds(1)) {
+        self.environment = environment
+        self.limit = limit
+    }
+
+    /// Every source in order, with whether it can be asked here at all.
+    func candidates() -> [(name: String, reader: (any IdleTimeReader)?, absent: String?)] {
+        let x11: (any IdleTimeReader)? = X11IdleTime(environment: environment, limit: limit)
+        let display = environment["DISPLAY"]
+        return [
+            (BusIdleTime(kind: .mutter, limit: limit).name, BusIdleTime(kind: .mutter, limit: limit), nil),
+            (BusIdleTime(kind: .screenSaver, limit: limit).name, BusIdleTime(kind: .screenSaver, limit: limit), nil),
+            (x11?.name ?? "X11 (MIT-SCREEN-SAVER)", x11,
+             x11 == nil ? (display.map { "DISPLAY=\($0) is not a local X display" } ?? "no X display (DISPLAY is not set)") : nil),
+            (BusIdleTime(kind: .logind, limit: limit).name, BusIdleTime(kind: .logind, limit: limit), nil),
+        ]
+    }
+
+    /// Each source and what it answered: an idle time, or why not.
+    func survey() -> [(name: String, answer: Result<Duration, IdleTimeError>)] {
+        candidates().map { candidate in
+            guard let reader = candidate.reader else {
+                return (candidate.name, .failure(IdleTimeError(source: candidate.name, problem: candidate.absent ?? "not available")))
+            }
+            do throws(IdleTimeError) { return (candidate.name, .success(try reader.idleTime())) } catch { return (candidate.name, .failure(error)) }
+        }
+    }
+
+    /// The first source that answers, and why each one before it did not (every source's reason
+    /// when none answers).
+    func first() -> (reader: (any IdleTimeReader)?, failures: [IdleTimeError]) {
+        var failures: [IdleTimeError] = []
+        for candidate in candidates() {
+            guard let reader = candidate.reader else {
+                failures.append(IdleTimeError(source: candidate.name, problem: candidate.absent ?? "not available"))
+                continue
+            }
+            do throws(IdleTimeError) {
+                _ = try reader.idleTime()
+                return (reader, failures)
+            } catch {
+                failures.append(error)
+            }
+        }
+        return (nil, failures)
+    }
+}

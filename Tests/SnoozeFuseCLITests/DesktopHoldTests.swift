@@ -1,0 +1,242 @@
+import Foundation
+import Glibc
+import SnoozeFuseSystem
+import Testing
+import SnoozeFuseTestSupport
+
+/// `nap --hold desktop` started without a terminal (standard input /dev/null, as from a launcher),
+/// its standard output (`--events jsonl`) in a file, while the test makes input on the desktop.
+private struct DesktopNap: Sendable {
+    let folder: TemporaryFolder
+    let process: BackgroundProcess
+    var eventsPath: String { folder.path("events.jsonl") }
+
+    init(_ arguments: [String], environment: [String: String]) throws {
+        folder = try TemporaryFolder(prefix: "snoozefuse-desk")
+        process = try BackgroundProcess(snoozefuse, ["nap", "--preset", "quick-test", "--hold", "desktop", "--ring-limit", "1s",
+                                                     "--device", "null", "--events", "jsonl"] + arguments,
+                                        environment: environment, standardOutput: folder.path("events.jsonl"),
+                                        standardError: folder.path("stderr.txt"))
+    }
+
+    var standardError: String { (try? String(contentsOfFile: folder.path("stderr.txt"), encoding: .utf8)) ?? "" }
+
+    var records: [EventLine] {
+        let text = (try? String(contentsOfFile: eventsPath, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap { try? JSONDecoder().decode(EventLine.self, from: Data($0.utf8)) }
+    }
+
+    /// Waits (polling its events) until `condition` holds or the nap has ended.
+    func wait(until condition: ([EventLine]) -> Bool) async throws {
+        while process.isRunning, !condition(records) { try await Task.sleep(for: .milliseconds(50)) }
+    }
+
+    /// The same, blocking: for a test's input script, which runs on a thread of its own (the
+    /// shared pool may be busy with other tests, and the script's pauses must stay short).
+    func waitBlocking(until condition: ([EventLine]) -> Bool) {
+        while process.isRunning, !condition(records) { usleep(20_000) }
+    }
+
+    func end() async throws -> Int32 {
+        try await onOwnThread { process.wait() }
+    }
+}
+
+private struct HoldEvent: Decodable {
+    var event: String
+    var what: String?
+    var message: String?
+}
+
+private func wallDate(_ text: String) -> Date? {
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+    return formatter.date(from: text)
+}
+
+/// A nap's own folders, a session bus of the test's own (empty unless the test publishes a stand-in)
+/// and no system bus: the desktop's idle time comes only from what the test provides.
+private func desktopEnvironment(bus: PrivateBus, x: PrivateXServer? = nil) throws -> ([String: String], TemporaryFolder?) {
+    var environment = ProcessInfo.processInfo.environment
+    environment.removeValue(forKey: "DISPLAY")
+    if let x { environment = x.clientEnvironment(environment) }
+    environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+    environment["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=\(bus.folder.path("no-system-bus"))"
+    let isolated = try isolatingNapState(environment)
+    return (isolated.environment, isolated.folder)
+}
+
+@Suite("nap --hold desktop: held while the desktop is used, released after --idle-after without input")
+struct DesktopHoldTests {
+    /// The whole desk nap on a real X server: input for 3 s, then none: the release starts
+    /// --idle-after later; a keystroke during the release starts it over; the nap rings.
+    @Test func aDeskNapOnARealXServerReleasesAfterIdleAfterAndAKeystrokeStartsTheReleaseOver() async throws {
+        let x = try PrivateXServer()
+        defer { x.stop() }
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let (environment, state) = try desktopEnvironment(bus: bus, x: x)
+        defer { withExtendedLifetime(state) {} }
+        let nap = try DesktopNap(["--idle-after", "2s"], environment: environment)
+        // Typing and pointer moves for 3 s, every 0.3 s (far below --idle-after even on a busy
+        // machine); then nothing until the release, and one keystroke 0.7 s into it.
+        let (lastInput, keystroke) = try await onOwnThread { () throws -> (Date, Date) in
+            nap.waitBlocking { $0.contains { $0.phase == "holding" } }
+            var lastInput = Date()
+            let typingEnds = Date().addingTimeInterval(3)
+            var moves = 0
+            while Date() < typingEnds {
+                if moves % 2 == 0 { try x.press("a") } else { try x.movePointer(toX: 10 + moves, y: 20) }
+                moves += 1
+                lastInput = Date()
+                usleep(300_000)
+            }
+            nap.waitBlocking { $0.contains { $0.phase == "releasing" } }
+            usleep(700_000)
+            try x.press("space")
+            return (lastInput, Date())
+        }
+        let firstRelease = try #require(nap.records.first { $0.phase == "releasing" }, "\(nap.standardError)")
+        let waited = try #require(wallDate(firstRelease.wall)).timeIntervalSince(lastInput)
+        // The idle time is the X server's own, to the millisecond; the read is due when it can
+        // first reach 2 s. Real time on a shared machine: a generous upper bound.
+        #expect(waited >= 1.95 && waited < 2.8, "the release started \(waited) s after the last input: \(nap.standardError)")
+        try await nap.wait { records in records.filter { $0.phase == "releasing" }.count >= 2 }
+        let status = try await nap.end()
+        #expect(status == 0, "\(nap.standardError)")
+        let records = nap.records
+        let phases = records.filter { $0.event == "phase" }.map { $0.phase ?? "?" }
+        #expect(phases == ["holding", "releasing", "holding", "releasing", "napping", "ringing", "finished"], "\(nap.standardError)")
+        let second = try #require(records.filter { $0.phase == "releasing" }.last)
+        let restarted = try #require(wallDate(second.wall)).timeIntervalSince(keystroke)
+        #expect(restarted >= 1.95 && restarted < 2.8, "the second release started \(restarted) s after the keystroke")
+        let held = try #require(records.filter { $0.phase == "holding" }.last)
+        let seen = try #require(wallDate(held.wall)).timeIntervalSince(keystroke)
+        #expect(seen >= 0 && seen < 0.8, "the keystroke was seen \(seen) s later (read twice a second while released)")
+        // The hold source is named in an event.
+        let lines = try String(contentsOfFile: nap.eventsPath, encoding: .utf8).split(separator: "\n")
+        let hold = lines.compactMap { try? JSONDecoder().decode(HoldEvent.self, from: Data($0.utf8)) }.first { $0.event == "hold" }
+        #expect(hold?.what == "desktop")
+        #expect(hold?.message?.contains("X11 (MIT-SCREEN-SAVER on \(x.display))") == true, "\(String(describing: hold))")
+        #expect(records.last?.outcome == "ring_limit")
+    }
+
+    /// GNOME's IdleMonitor (a stand-in on a private session bus) comes first; it is read when the
+    /// idle time can first reach --idle-after, twice a second while released, never while napping.
+    @Test func gnomesIdleMonitorComesFirstAndIsNotAskedWhileNapping() async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        try bus.publish(.mutterIdle)
+        try bus.publish(.screenSaver)
+        bus.input()
+        let (environment, state) = try desktopEnvironment(bus: bus)
+        defer { withExtendedLifetime(state) {} }
+        let nap = try DesktopNap(["--idle-after", "1s", "--nap", "3s"], environment: environment)
+        try await nap.wait { $0.contains { $0.phase == "holding" } }
+        // `status` says what holds the nap.
+        let status = try await runProcess(snoozefuse, ["status", "--json"], environment: environment)
+        let shown = try JSONSerialization.jsonObject(with: Data(status.standardOutput.utf8)) as? [String: Any]
+        #expect(shown?["hold"] as? String == "desktop", "\(status.standardOutput)")
+        #expect(shown?["idleAfterSeconds"] as? Double == 1)
+        try await nap.wait { $0.contains { $0.phase == "napping" } }
+        // A read begun just as the nap started may still be answered; none may begin after.
+        try await Task.sleep(for: .milliseconds(300))
+        let callsAtNap = bus.log(of: .mutterIdle).filter { $0.hasPrefix("GetIdletime") }.count
+        let ended = try await nap.end()
+        #expect(ended == 0, "\(nap.standardError)")
+        let calls = bus.log(of: .mutterIdle).filter { $0.hasPrefix("GetIdletime") }.count
+        #expect(calls == callsAtNap, "no reads while napping and ringing (\(callsAtNap) before the nap, \(calls) in all)")
+        // One probe, the reads while held (the idle time of a fresh input is below 1 s: one or
+        // two), and twice a second for the 2 s release: about 4; never more than twice a second.
+        #expect(callsAtNap >= 3 && callsAtNap <= 10, "\(callsAtNap) reads before the nap")
+        #expect(bus.log(of: .screenSaver).filter { $0.hasPrefix("GetSessionIdleTime") }.isEmpty, "the second source is not asked")
+        let lines = try String(contentsOfFile: nap.eventsPath, encoding: .utf8).split(separator: "\n")
+        let hold = lines.compactMap { try? JSONDecoder().decode(HoldEvent.self, from: Data($0.utf8)) }.first { $0.event == "hold" }
+        #expect(hold?.message?.contains("GNOME (org.gnome.Mutter.IdleMonitor)") == true, "\(String(describing: hold))")
+        // The history keeps the hold, and the time to fall asleep ends at the last input: the
+        // release started --idle-after (1 s) after it.
+        let history = try await runProcess(snoozefuse, ["history", "--json"], environment: environment)
+        let naps = (try JSONSerialization.jsonObject(with: Data(history.standardOutput.utf8)) as? [String: Any])?["naps"] as? [[String: Any]]
+        let recorded = try #require(naps?.first, "\(history.standardOutput) \(history.standardError)")
+        #expect(recorded["hold"] as? String == "desktop")
+        let release = try #require(nap.records.first { $0.phase == "releasing" })
+        let asleep = try #require(recorded["fallAsleepSeconds"] as? Double)
+        #expect(abs(asleep - max(release.t - 1, 0)) < 0.01, "fell asleep after \(asleep) s; released at t=\(release.t)")
+        let text = try await runProcess(snoozefuse, ["history"], environment: environment)
+        #expect(text.standardOutput.split(separator: "\n").first?.hasPrefix("STARTED           HOLD     ASLEEP") == true)
+        #expect(text.standardOutput.split(separator: "\n").dropFirst().first?.contains("  desktop ") == true, "\(text.standardOutput)")
+    }
+
+    /// Without GNOME, org.freedesktop.ScreenSaver; without either and without X, logind's IdleHint.
+    @Test(arguments: [PrivateBus.StandIn.screenSaver, .idleSession])
+    func theOtherSourcesHoldTheNapInTheirTurn(_ standIn: PrivateBus.StandIn) async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        try bus.publish(standIn)
+        bus.input()
+        var (environment, state) = try desktopEnvironment(bus: bus)
+        defer { withExtendedLifetime(state) {} }
+        if standIn == .idleSession { environment["DBUS_SYSTEM_BUS_ADDRESS"] = bus.address }
+        let nap = try DesktopNap(["--idle-after", "2s"], environment: environment)
+        // Input during the hold keeps it held (every 0.4 s, on a thread of its own).
+        let lastInput = try await onOwnThread { () -> Date in
+            var lastInput = Date()
+            for _ in 0 ..< 5 {
+                usleep(400_000)
+                bus.input()
+                lastInput = Date()
+            }
+            return lastInput
+        }
+        let status = try await nap.end()
+        #expect(status == 0, "\(nap.standardError)")
+        let records = nap.records
+        #expect(records.filter { $0.event == "phase" }.map { $0.phase ?? "?" } == ["holding", "releasing", "napping", "ringing", "finished"])
+        let release = try #require(records.first { $0.phase == "releasing" })
+        let waited = try #require(wallDate(release.wall)).timeIntervalSince(lastInput)
+        #expect(waited >= 1.9 && waited < 2.8, "held while the input went on, released \(waited) s after the last input: \(nap.standardError)")
+        let name = standIn == .screenSaver ? "org.freedesktop.ScreenSaver" : "systemd-logind (IdleHint)"
+        let lines = try String(contentsOfFile: nap.eventsPath, encoding: .utf8).split(separator: "\n")
+        let hold = lines.compactMap { try? JSONDecoder().decode(HoldEvent.self, from: Data($0.utf8)) }.first { $0.event == "hold" }
+        #expect(hold?.message?.contains(name) == true, "\(String(describing: hold))")
+    }
+
+    /// Nothing tells the idle time (a Wayland desktop without GNOME or KDE): said, and without a
+    /// terminal the release starts at once; the nap still rings.
+    @Test func withoutAnySourceTheNapSaysSoAndStartsItsReleaseAtOnce() async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let (environment, state) = try desktopEnvironment(bus: bus)
+        defer { withExtendedLifetime(state) {} }
+        let nap = try DesktopNap([], environment: environment)
+        let status = try await nap.end()
+        #expect(status == 0, "\(nap.standardError)")
+        #expect(nap.standardError.contains("--hold desktop: nothing here tells how long the desktop has been idle"), "\(nap.standardError)")
+        #expect(nap.standardError.contains("no X display (DISPLAY is not set)"))
+        #expect(nap.standardError.contains("the release timer starts at once instead"))
+        #expect(nap.records.filter { $0.event == "phase" }.map { $0.phase ?? "?" } == ["releasing", "napping", "ringing", "finished"])
+    }
+
+    /// `doctor` names the sources that answer here and the first one a nap would use.
+    @Test func doctorSaysWhichHoldSourcesWorkHere() async throws {
+        let x = try PrivateXServer()
+        defer { x.stop() }
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        try bus.publish(.screenSaver)
+        let (environment, state) = try desktopEnvironment(bus: bus, x: x)
+        defer { withExtendedLifetime(state) {} }
+        let result = try await runProcess(snoozefuse, ["doctor", "--json", "--device", "null"], environment: environment)
+        struct Report: Decodable {
+            struct Check: Decodable { var check: String; var verdict: String; var detail: String }
+            var checks: [Check]
+        }
+        let report = try JSONDecoder().decode(Report.self, from: Data(result.standardOutput.utf8))
+        let hold = try #require(report.checks.first { $0.check == "hold-desktop" }, "\(result.standardOutput)")
+        #expect(hold.verdict == "ok")
+        #expect(hold.detail.hasPrefix("--hold desktop reads the idle time from org.freedesktop.ScreenSaver"), "\(hold.detail)")
+        #expect(hold.detail.contains("GNOME (org.gnome.Mutter.IdleMonitor): not on the session bus"), "\(hold.detail)")
+        #expect(hold.detail.contains("X11 (MIT-SCREEN-SAVER on \(x.display)): works"), "\(hold.detail)")
+        #expect(hold.detail.contains("systemd-logind (IdleHint): not on the system bus"), "\(hold.detail)")
+    }
+}

@@ -1,0 +1,125 @@
+import Testing
+import PropertyBased
+import SnoozeFuseCore
+import SnoozeFuseTestSupport
+
+/// A desktop on virtual time: input at the given instants; its idle time is the time since the last
+/// of them (as an X server or GNOME reports it).
+private struct Desktop {
+    var inputs: [Instant]
+
+    func idle(at now: Instant) -> Duration {
+        guard let last = inputs.last(where: { $0 <= now }) else { return .seconds(3600) }
+        return last.duration(to: now)
+    }
+}
+
+/// Runs an IdleHold and a Session together until the session has left the hold phases (or `end`):
+/// every read is one of the hold's `next` instants, the session gets its events at that instant.
+private struct Run {
+    var session: Session<Instant>
+    var hold: IdleHold<Instant>
+    var reads: [(at: Instant, phase: Phase)] = []
+    var holds: [(SessionEvent, Instant)] = []
+    var phases: [(Phase, Instant)] = []
+
+    init(timers: SessionTimers, idleAfter: Duration) {
+        session = Session(timers: timers)
+        hold = IdleHold(idleAfter: idleAfter)
+    }
+
+    mutating func go(_ desktop: Desktop, until end: Instant) {
+        var step = hold.begin(at: at(0))
+        apply(step.events, at: at(0))
+        while let next = step.next, next <= end {
+            apply([.timeElapsed], at: next)
+            // As the driver does: nothing is read once the nap has started.
+            guard IdleHold<Instant>.reads(in: session.phase) else { break }
+            reads.append((next, session.phase))
+            step = hold.observe(idle: desktop.idle(at: next), at: next, phase: session.phase)
+            apply(step.events, at: next)
+        }
+        // Then time runs on to `end` without the hold, a driver waking at each second.
+        for second in 0 ... Int(Instant(offset: .zero).duration(to: end).components.seconds) {
+            apply([.timeElapsed], at: at(Double(second)))
+        }
+    }
+
+    private mutating func apply(_ events: [SessionEvent], at now: Instant) {
+        for event in events {
+            if event != .timeElapsed { holds.append((event, now)) }
+            for case .phaseChanged(_, let to, let when) in session.handle(event, at: now) { phases.append((to, when)) }
+        }
+    }
+
+    func firstTime(in phase: Phase) -> Instant? { phases.first { $0.0 == phase }?.1 }
+}
+
+private func every(_ step: Double, from start: Double, to end: Double) -> [Instant] {
+    stride(from: start, through: end, by: step).map { at($0) }
+}
+
+@Suite("A desktop hold: held while the machine is used, released after --idle-after without input")
+struct IdleHoldTests {
+    let timers = SessionTimers(release: .seconds(5), nap: .seconds(5), max: .seconds(120))
+
+    @Test func inputForThreeSecondsThenNoneReleasesIdleAfterLaterAndNaps() {
+        var run = Run(timers: timers, idleAfter: .seconds(10))
+        run.go(Desktop(inputs: every(0.2, from: 0, to: 3)), until: at(60))
+        #expect(run.holds.map(\.0) == [.holdBegan, .holdEnded])
+        #expect(run.holds.last?.1 == at(13), "the release starts --idle-after after the last input")
+        #expect(run.firstTime(in: .releasing) == at(13))
+        #expect(run.firstTime(in: .napping) == at(18))
+        // Held: no polling while the person works (one read at the start, one when the idle time
+        // could first reach 10 s after the input then seen, one at the release).
+        #expect(run.reads.filter { $0.phase == .holding }.count <= 3)
+        // Released: at most twice a second; napping: never.
+        let released = run.reads.filter { $0.phase == .releasing }.map(\.at)
+        for (earlier, later) in zip(released, released.dropFirst()) { #expect(earlier.duration(to: later) >= .milliseconds(500)) }
+        #expect(!run.reads.contains { $0.phase == .napping })
+    }
+
+    @Test func aKeystrokeDuringTheReleaseStartsItOver() {
+        var run = Run(timers: timers, idleAfter: .seconds(10))
+        run.go(Desktop(inputs: every(0.2, from: 0, to: 3) + [at(15.2)]), until: at(60))
+        #expect(run.holds.map(\.0) == [.holdBegan, .holdEnded, .holdBegan, .holdEnded])
+        let again = run.holds[2].1
+        #expect(again > at(15.2) && again <= at(15.7), "seen within one release poll")
+        #expect(run.holds[3].1 == at(25.2), "the new release starts --idle-after after that keystroke")
+        #expect(run.firstTime(in: .napping) == at(30.2))
+    }
+
+    @Test func inputWhileNappingOrRingingChangesNothing() {
+        var run = Run(timers: timers, idleAfter: .seconds(2))
+        // Input all through the nap and the alarm: a cat on the keyboard.
+        run.go(Desktop(inputs: [at(0)] + every(0.3, from: 8, to: 40)), until: at(60))
+        #expect(run.holds.map(\.0) == [.holdBegan, .holdEnded])
+        #expect(run.firstTime(in: .napping) == at(7))
+        #expect(run.firstTime(in: .ringing) == at(12))
+        #expect(run.reads.allSatisfy { IdleHold<Instant>.reads(in: $0.phase) }, "nothing is read after the nap starts")
+    }
+
+    @Test func aPersonIdleBeforeTheStartIsReleasedAtTheFirstRead() {
+        var hold = IdleHold<Instant>(idleAfter: .seconds(10))
+        #expect(hold.begin(at: at(0)) == IdleHold.Step(events: [.holdBegan], next: at(0)))
+        #expect(hold.observe(idle: .seconds(40), at: at(0), phase: .holding).events == [.holdEnded])
+        #expect(hold.observe(idle: .seconds(40.5), at: at(0.5), phase: .releasing) == IdleHold.Step(events: [], next: at(1)))
+    }
+
+    @Test func idleTimesFromAnyDesktopScheduleReleasesNoSoonerThanIdleAfterAndPollAtMostTwiceASecond() async {
+        await propertyCheck(input: Gen.int(in: 1 ... 20), Gen.int(in: 0 ... 30_000).array(of: 0 ... 40)) { idleSeconds, offsets in
+            let idleAfter = Duration.seconds(idleSeconds)
+            let inputs = offsets.sorted().map { at(Double($0) / 1000) }
+            var run = Run(timers: SessionTimers(release: .seconds(3), nap: .seconds(3), max: .seconds(90)), idleAfter: idleAfter)
+            run.go(Desktop(inputs: [at(0)] + inputs), until: at(100))
+            let desktop = Desktop(inputs: [at(0)] + inputs)
+            for (event, when) in run.holds where event == .holdEnded {
+                // No input in the idleAfter before a release.
+                #expect(desktop.idle(at: when) >= idleAfter)
+            }
+            let released = run.reads.filter { $0.phase == .releasing }.map(\.at)
+            for (earlier, later) in zip(released, released.dropFirst()) { #expect(earlier.duration(to: later) >= .milliseconds(500)) }
+            #expect(!run.reads.contains { [.napping, .ringing, .snoozed].contains($0.phase) })
+        }
+    }
+}
