@@ -7,7 +7,9 @@
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
+#include <linux/input.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/prctl.h>
 #include <sys/timerfd.h>
@@ -111,6 +113,19 @@ static inline void snoozefuse_sanitizer_acquire(void *address) {
 }
 static inline void snoozefuse_sanitizer_release(void *address) {
     if (__tsan_release) __tsan_release(address);
+}
+
+/* evdev (linux/input.h), for a held key's true release: which keys are down now (EVIOCGKEY), which
+ * keys a device has (EVIOCGBIT of EV_KEY), its name (EVIOCGNAME). Each returns the ioctl's result:
+ * the bytes written, or -1 with errno (ENOTTY: not an input device). Nothing here reads events. */
+static inline int snoozefuse_evdev_keys_down(int fd, unsigned char *bits, int length) {
+    return ioctl(fd, EVIOCGKEY(length), bits);
+}
+static inline int snoozefuse_evdev_key_capabilities(int fd, unsigned char *bits, int length) {
+    return ioctl(fd, EVIOCGBIT(EV_KEY, length), bits);
+}
+static inline int snoozefuse_evdev_name(int fd, char *name, int length) {
+    return ioctl(fd, EVIOCGNAME(length), name);
 }
 
 /* posix_spawn's POSIX_SPAWN_SETSID (glibc 2.26): declared only under _GNU_SOURCE. */

@@ -7,6 +7,9 @@ public enum KeyInput: Sendable, Hashable {
     case quiet
     /// The terminal went away (hang-up, or reads fail): no key will come again.
     case closed
+    /// The held key came up, as the keyboard device itself reports it (evdev): the hold ends now,
+    /// not a release gap after its autorepeat stops.
+    case released
 }
 
 /// How a ringing alarm is stopped for good (`--dismiss`). Snoozing is always one key; stopping
@@ -72,6 +75,12 @@ public struct NapKeys<Instant: InstantProtocol>: Sendable, Hashable where Instan
     public private(set) var holding = false
     /// When the key now held to stop the alarm went down (`hold` mode).
     private var dismissHoldStart: Instant?
+    /// After a key-up from the keyboard device, the autorepeat bytes still on their way belong to
+    /// the hold that ended: bytes before this instant start no new hold.
+    private var echoUntil: Instant?
+
+    /// How long after a key-up from the keyboard device its bytes may still arrive.
+    public static var releaseEcho: Duration { .milliseconds(150) }
 
     public init(holdMode: Bool, dismissal: DismissMode) {
         self.holdMode = holdMode
@@ -106,6 +115,11 @@ public struct NapKeys<Instant: InstantProtocol>: Sendable, Hashable where Instan
             dismissHoldStart = nil
             prompt.holdingToDismiss = false
             return [.detach]
+        case .released:
+            guard holding else { return [] }
+            holding = false
+            echoUntil = now.advanced(by: Self.releaseEcho)
+            return [.holdEnded]
         case .quiet:
             dismissHoldStart = nil
             prompt.holdingToDismiss = false
@@ -115,6 +129,8 @@ public struct NapKeys<Instant: InstantProtocol>: Sendable, Hashable where Instan
         case .bytes(let bytes):
             if holdMode, holding || [.ready, .holding, .releasing].contains(phase) {
                 guard !holding else { return [] }
+                if let echoUntil, now < echoUntil { return [] }
+                echoUntil = nil
                 holding = true
                 return [.holdBegan]
             }

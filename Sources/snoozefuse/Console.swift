@@ -103,7 +103,9 @@ final class Console {
             guard verbose, let text = record.message else { return }
             message("snoozefuse: \(text)")
         case .hold:
-            guard !quiet, let text = record.message, !text.isEmpty else { return }
+            // Where a desktop's idle time comes from is said; how a key's release is read, with
+            // --verbose (always in --events).
+            guard !quiet, let text = record.message, !text.isEmpty, record.what != "key" || verbose else { return }
             message("snoozefuse: \(text)")
         case .adjusted:
             guard !quiet else { return }

@@ -232,6 +232,14 @@ final class VirtualInputDevice {
         }
     }
 
+    /// A `keys` device: presses KEY_A (`down`) or lets it go, and waits until the helper has
+    /// written it to the kernel.
+    func key(down: Bool) throws {
+        let before = records.count
+        input.fileHandleForWriting.write(Data((down ? "d" : "u").utf8))
+        _ = try waitForRecords { $0.count > before }
+    }
+
     /// Closes the helper's input: it destroys the device and exits.
     func stop() {
         try? input.fileHandleForWriting.close()

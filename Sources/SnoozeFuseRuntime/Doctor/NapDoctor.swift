@@ -73,6 +73,7 @@ public enum NapDoctor {
         checks.append(examineKeepAwake())
         checks += examineWakeAlarm()
         checks.append(examinePlugins())
+        checks.append(examineKeyHold())
         checks.append(examineDesktopHold(environment: environment ?? ProcessInfo.processInfo.environment))
         checks.append(examineStore(environment: environment ?? ProcessInfo.processInfo.environment))
         let audible = if let sinks, server?.sinks != nil { sinks.audible } else { outputs.audible && volume?.verdict != .problem }
@@ -216,6 +217,18 @@ public enum NapDoctor {
                                       fix: "keep the machine from suspending during naps"))
         }
         return checks
+    }
+
+    /// Whether a held key's true release can be read here (evdev), or the terminal's gap is used.
+    private static func examineKeyHold() -> DoctorCheck {
+        switch EvdevKeyRelease.open() {
+        case .success(let reader):
+            return DoctorCheck(check: "hold-key", verdict: .ok, detail: "--hold key: \(reader.description)")
+        case .failure(let unavailable):
+            return DoctorCheck(check: "hold-key", verdict: .ok,
+                               detail: "--hold key: the key's release is taken 0.75 s after its autorepeat stops (\(unavailable.reason))",
+                               fix: "for a true key-up, read access to the keyboard's /dev/input/event* device (the input group)")
+        }
     }
 
     /// Which sources of the desktop's idle time answer here (`--hold desktop` uses the first).

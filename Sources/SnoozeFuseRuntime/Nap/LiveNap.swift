@@ -51,6 +51,9 @@ public final class LiveNap: Sendable {
                             message: @escaping @Sendable (String) -> Void) throws(NapSetupError) {
         var configuration = configuration
         let desktopHold = Self.desktopHold(for: &configuration, message: message)
+        // A key held in this terminal: its true release where a keyboard device can be read.
+        let keyRelease: Result<EvdevKeyRelease, KeyReleaseUnavailable>? = configuration.hold == .key && isatty(STDIN_FILENO) == 1
+            ? EvdevKeyRelease.open() : nil
         let paths = try Self.storePaths()
         let lock = try Self.takeLock(paths)
         let (found, damage) = LiveSessionKeeper.setAsideIfDamaged(paths, recordedBy: LiveSessionState.Holder.nap.rawValue)
@@ -74,7 +77,7 @@ public final class LiveNap: Sendable {
                                     preset: configuration.presetName, created: Date().timeIntervalSince1970)
         try self.init(configuration: configuration, sound: chosen, plugins: true, initialSession: nil, holder: .nap,
                       terminal: true, paths: paths, lock: lock, loop: loop, message: message, history: facts,
-                      desktopHold: desktopHold)
+                      desktopHold: desktopHold, keyRelease: keyRelease)
         if let guardian = Guardian.start(paths: paths) {
             keeper.setGuardian(guardian)
         } else {
@@ -161,12 +164,21 @@ public final class LiveNap: Sendable {
                  initialSession: Session<BootInstant>?, holder: LiveSessionState.Holder, terminal: Bool,
                  paths: StorePaths, lock: NapLock, loop: EventLoop, message: @escaping @Sendable (String) -> Void,
                  history facts: NapHistoryFacts, ttyForBell: String? = nil, sinkFixes: [SinkLevelFix] = [],
-                 desktopHold: DesktopHold? = nil) throws(NapSetupError) {
+                 desktopHold: DesktopHold? = nil,
+                 keyRelease: Result<EvdevKeyRelease, KeyReleaseUnavailable>? = nil) throws(NapSetupError) {
         let (notes, noteFeed) = AsyncStream.makeStream(of: SessionNote.self, bufferingPolicy: .unbounded)
         if holder == .nap {
-            noteFeed.yield(.hold(what: configuration.hold,
-                                 message: desktopHold.map { "the desktop holds the nap: its idle time comes from \($0.reader.name)" } ?? ""))
+            let said: String = switch (configuration.hold, keyRelease) {
+            case (.desktop, _): desktopHold.map { "the desktop holds the nap: its idle time comes from \($0.reader.name)" } ?? ""
+            case (.key, .success(let reader)?): reader.description
+            case (.key, .failure(let unavailable)?):
+                "the key's release is taken 0.75 s after its autorepeat stops: \(unavailable.reason)"
+            default: ""
+            }
+            noteFeed.yield(.hold(what: configuration.hold, message: said))
         }
+        let keyReader = try? keyRelease?.get()
+        let link = SessionLink()
         // This process (a nap, a guardian, resume) adopts what its hooks and plugin children detach,
         // so it can end it with them (AdoptedProcesses, ChildProcessGroup).
         if let refused = AdoptedProcesses.adoptOrphans() {
@@ -281,8 +293,10 @@ public final class LiveNap: Sendable {
         ports.onRecord = { record in
             wakefulness.follow(record)
             hooks?.follow(record)
+            keyReader?.follow(record) { link.session?.send($0) }
         }
         let session = NapSession(configuration: configuration, ports: ports, history: facts)
+        link.session = session
         keeper.trackHistory { [weak session] in session?.history }
         self.session = session
         self.plugins = plugins
@@ -417,6 +431,16 @@ public final class LiveNap: Sendable {
 
 /// The nap's live-state keeper, for the sink reports' task, which starts before the keeper exists
 /// (set once, read on the nap's loop).
+/// The nap's session, for what is made before it and sends it commands (weak: the session owns them).
+private final class SessionLink: Sendable {
+    private struct Weak { weak var session: NapSession<BootClock>? }
+    private let slot = Locked(Weak())
+    var session: NapSession<BootClock>? {
+        get { slot.withLock { $0.session } }
+        set { slot.withLock { $0.session = newValue } }
+    }
+}
+
 private final class KeeperSlot: Sendable {
     private let slot = Locked<LiveSessionKeeper?>(nil)
     var keeper: LiveSessionKeeper? {

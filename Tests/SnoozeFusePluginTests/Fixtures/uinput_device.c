@@ -3,7 +3,8 @@
  *
  * usage: uinput_device rumble|keys LOG NODE_FOLDER
  *   rumble  a device with EV_FF / FF_RUMBLE (room for 4 effects) that accepts every upload/erase
- *   keys    a device with only EV_KEY / KEY_A (no force feedback)
+ *   keys    a device with only EV_KEY / KEY_A (no force feedback); on standard input, `d` presses
+ *           KEY_A and `u` lets it go (each followed by a SYN_REPORT), as a keyboard would
  *
  * Writes one line per thing seen to LOG (each written whole, at once):
  *   ready PATH                  the device's event node; PATH is /dev/input/eventN, or, when that
@@ -191,6 +192,18 @@ int main(int argc, char **argv) {
             char buffer[64];
             ssize_t count = read(0, buffer, sizeof buffer);
             if (count == 0 || (count < 0 && errno != EINTR && errno != EAGAIN)) break;
+            for (ssize_t index = 0; !rumble && index < count; index++) {
+                if (buffer[index] != 'd' && buffer[index] != 'u') continue;
+                struct input_event key[2];
+                memset(key, 0, sizeof key);
+                key[0].type = EV_KEY;
+                key[0].code = KEY_A;
+                key[0].value = buffer[index] == 'd';
+                key[1].type = EV_SYN;
+                key[1].code = SYN_REPORT;
+                if (write(fd, key, sizeof key) != (ssize_t)sizeof key) fail("writing a key to /dev/uinput");
+                log_line("key %s", buffer[index] == 'd' ? "down" : "up");
+            }
         }
     }
     ioctl(fd, UI_DEV_DESTROY);
