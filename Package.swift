@@ -118,7 +118,7 @@ let package = Package(
         .target(name: "CPluginProbe"),
         .target(
             name: "SnoozeFuseStore",
-            dependencies: ["SnoozeFuseSystem", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strictSettings
         ),
         // Sound library: validation, repair, import into the store, export (between the CLI and Audio/Store).

@@ -17,8 +17,8 @@ public func fuzzX11Wire(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         _ = X11Wire.setupAnswer(header: header, body: body)
     case 1:
         // An Xauthority file, for display 0 and for one past the numbers it may name.
-        _ = X11Wire.cookie(in: rest, display: X11Wire.Display(":0")!)
-        _ = X11Wire.cookie(in: rest, display: X11Wire.Display(":65535")!)
+        _ = X11Wire.cookie(in: rest, display: X11Wire.Display(":0")!, host: "host")
+        _ = X11Wire.cookie(in: rest, display: X11Wire.Display(":65535")!, host: "")
     case 2:
         // A 32-byte unit and the replies read from it.
         switch X11Wire.unit(rest) {

@@ -102,19 +102,6 @@ static inline int snoozefuse_exchange_names(const char *a, const char *b) {
     return (int)syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, 2 /* RENAME_EXCHANGE */);
 }
 
-/* ThreadSanitizer's annotations, present only when its runtime is linked (weak: null otherwise).
- * Synchronization's Mutex locks inside the uninstrumented standard library, so TSan cannot see
- * that two critical sections are ordered; Locked (SnoozeFuseSystem) tells it, once the lock is
- * held and just before it is released. */
-extern void __tsan_acquire(void *address) __attribute__((weak));
-extern void __tsan_release(void *address) __attribute__((weak));
-static inline void snoozefuse_sanitizer_acquire(void *address) {
-    if (__tsan_acquire) __tsan_acquire(address);
-}
-static inline void snoozefuse_sanitizer_release(void *address) {
-    if (__tsan_release) __tsan_release(address);
-}
-
 /* evdev (linux/input.h), for a held key's true release: which keys are down now (EVIOCGKEY), which
  * keys a device has (EVIOCGBIT of EV_KEY), its name (EVIOCGNAME). Each returns the ioctl's result:
  * the bytes written, or -1 with errno (ENOTTY: not an input device). Nothing here reads events. */

@@ -76,8 +76,15 @@ extension StoreDatabase {
     /// The query ``naps(since:)`` runs, for comparing with `sqlite3` (the benchmark).
     public static let napsQuery = "SELECT \(napColumns.joined(separator: ", ")) FROM naps WHERE startedAt >= ? ORDER BY startedAt, id"
 
-    /// ``napsQuery`` for a file without the `hold` column: NULL in its place.
-    static let napsQueryBeforeHold = "SELECT \(napColumns.dropLast().joined(separator: ", ")), NULL FROM naps WHERE startedAt >= ? ORDER BY startedAt, id"
+    /// The columns later migrations added, and which: a file an older release wrote and this one
+    /// opens read-only (never migrating it) lacks them.
+    static let laterColumns = ["takenOverBy": "v5: naps taken over", "hold": holdMigration]
+
+    /// ``napsQuery`` for this file: NULL in place of each column it does not have yet.
+    func napsQueryForThisFile() -> String {
+        let columns = Self.napColumns.map { column in Self.laterColumns[column].map { has($0) ? column : "NULL" } ?? column }
+        return "SELECT \(columns.joined(separator: ", ")) FROM naps WHERE startedAt >= ? ORDER BY startedAt, id"
+    }
 
     /// Records `entry`; returns false (and changes nothing) when its nap is recorded already.
     @discardableResult
@@ -109,7 +116,7 @@ extension StoreDatabase {
         guard has(Self.napsMigration) else { return }
         try read("cannot read the nap history") { db in
             // A file opened read-only by a release that adds the hold column may not have it yet.
-            let query = has(Self.holdMigration) ? Self.napsQuery : Self.napsQueryBeforeHold
+            let query = napsQueryForThisFile()
             let rows = try Row.fetchCursor(db, sql: query, arguments: [since ?? ""])
             while let row = try rows.next() {
                 body(NapHistoryEntry(

@@ -31,9 +31,14 @@ public final class PrivateBus: Sendable {
         /// `org.freedesktop.ScreenSaver` (`GetSessionIdleTime`, milliseconds as KDE answers), the
         /// same way.
         case screenSaver = "screensaver"
-        /// `org.freedesktop.login1` with a session `auto` whose `IdleHint` is true and whose
-        /// `IdleSinceHintMonotonic` is the last ``input()`` (read with `Properties.Get`).
+        /// `org.freedesktop.login1` with a session `auto` of `Type` wayland whose `IdleHint` is
+        /// true and whose `IdleSinceHintMonotonic` is the last ``input()`` (`Properties.Get`).
         case idleSession = "idle-session"
+    }
+
+    /// The `Type` the idle-session stand-in's session answers (`wayland` until set).
+    public func setSessionType(_ type: String) {
+        try? type.write(toFile: folder.path("session-type"), atomically: true, encoding: .utf8)
     }
 
     /// Input on the stand-in desktop: the idle time of the idle stand-ins starts again from now.
@@ -206,6 +211,10 @@ public final class PrivateBus: Sendable {
                 log.write("Get %s %d\n" % (name, counter[0]))
                 if name == "IdleHint":
                     return dbus.Boolean(True, variant_level=1)
+                if name == "Type":
+                    type_path = os.path.join(os.path.dirname(log_path), "session-type")
+                    kind_of_session = open(type_path).read().strip() if os.path.exists(type_path) else "wayland"
+                    return dbus.String(kind_of_session, variant_level=1)
                 since = time.monotonic() - idle_ms() / 1000.0
                 return dbus.UInt64(int(since * 1000000), variant_level=1)
 

@@ -61,9 +61,10 @@ struct DesktopIdleTests {
             + entry([1, 0], "7", "XDM-AUTHORIZATION-1", [4])
             + entry([1, 0], "7", "MIT-MAGIC-COOKIE-1", [5, 6, 7, 8])
         let seven = X11Wire.Display(":7")!
-        #expect(X11Wire.cookie(in: file, display: seven) == [5, 6, 7, 8])
-        #expect(X11Wire.cookie(in: Array(file.dropLast(2)), display: seven) == nil, "a cut file")
-        #expect(X11Wire.cookie(in: [], display: seven) == nil)
+        #expect(X11Wire.cookie(in: file, display: seven, host: "host") == [5, 6, 7, 8])
+        #expect(X11Wire.cookie(in: file, display: seven, host: "other") == nil, "another machine's cookie (a shared home folder)")
+        #expect(X11Wire.cookie(in: Array(file.dropLast(2)), display: seven, host: "host") == nil, "a cut file")
+        #expect(X11Wire.cookie(in: [], display: seven, host: "host") == nil)
     }
 
     @Test func setupAnswersAreReadOrRefusedWithoutReadingPastTheirEnd() {

@@ -93,6 +93,30 @@ struct StoreDatabaseTests {
         #expect(try store.sql("PRAGMA journal_mode") == "wal")
     }
 
+    /// A history an older release wrote (the naps table of v4: no takenOverBy, no hold column)
+    /// reads, before any migration, with those columns empty; migrated, it keeps its naps.
+    @Test func aHistoryWithoutTheLaterColumnsReadsBeforeItIsMigrated() throws {
+        let store = try StoreFolder()
+        try FileManager.default.createDirectory(at: store.data, withIntermediateDirectories: true)
+        try runTool("sqlite3", [store.database.path, """
+            CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
+            INSERT INTO grdb_migrations VALUES ('v1: sounds'), ('v2: presets'), ('v3: settings'), ('v4: naps');
+            CREATE TABLE naps (id INTEGER PRIMARY KEY AUTOINCREMENT, napId TEXT NOT NULL UNIQUE, startedAt TEXT NOT NULL,
+                endedAt TEXT NOT NULL, fallAsleepSeconds REAL, napSeconds REAL, latenessMs REAL, outcome TEXT NOT NULL,
+                alarmReason TEXT, snoozes INTEGER NOT NULL DEFAULT 0, sound TEXT, output TEXT, rungBy TEXT,
+                recordedBy TEXT NOT NULL, preset TEXT);
+            INSERT INTO naps (napId, startedAt, endedAt, outcome, recordedBy) VALUES ('old', '2026-01-01T10:00:00.000Z', '2026-01-01T10:30:00.000Z', 'dismissed', 'nap');
+            PRAGMA user_version = 4;
+            """])
+        let reader = try #require(try StoreDatabase.openForReading(file: store.database))
+        let naps = try reader.naps()
+        #expect(naps.map(\.napID) == ["old"] && naps.first?.takenOverBy == nil && naps.first?.hold == nil)
+        #expect(try store.migrations().count == 4, "a reader changes nothing")
+        let database = try StoreDatabase.openForWriting(file: store.database)
+        #expect(try database.naps().map(\.napID) == ["old"])
+        #expect(try store.migrations() == StoreDatabase.migrationIdentifiers)
+    }
+
     /// The previous release's database (the sound index alone) gains presets, settings and the
     /// history, and keeps its sounds; a reader of it before the migration sees empty tables.
     @Test func thePreviousReleasesDatabaseIsMigratedAndKeepsItsSounds() throws {

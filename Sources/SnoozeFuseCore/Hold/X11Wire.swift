@@ -30,9 +30,10 @@ public enum X11Wire {
     public static let cookieName = "MIT-MAGIC-COOKIE-1"
 
     /// The MIT-MAGIC-COOKIE-1 for `display` in an Xauthority file's bytes (big-endian entries of
-    /// family, address, display number, name and data), for a local or wildcard entry; nil when
-    /// there is none (the server may need none) or the file is not one.
-    public static func cookie(in file: [UInt8], display: Display) -> [UInt8]? {
+    /// family, address, display number, name and data), for a wildcard entry or a local one of
+    /// `host` (this machine's name: a home folder shared between machines holds each one's
+    /// cookies); nil when there is none (the server may need none) or the file is not one.
+    public static func cookie(in file: [UInt8], display: Display, host: String) -> [UInt8]? {
         var offset = 0
         func field() -> ArraySlice<UInt8>? {
             guard offset + 2 <= file.count else { return nil }
@@ -46,9 +47,9 @@ public enum X11Wire {
         while offset + 2 <= file.count {
             let family = Int(file[offset]) << 8 | Int(file[offset + 1])
             offset += 2
-            guard field() != nil, let entryNumber = field(), let name = field(), let data = field() else { return nil }
-            // 256: FamilyLocal (this host); 65535: FamilyWild.
-            guard family == 256 || family == 65535 else { continue }
+            guard let address = field(), let entryNumber = field(), let name = field(), let data = field() else { return nil }
+            // 256: FamilyLocal (its address is the host's name); 65535: FamilyWild.
+            guard family == 65535 || (family == 256 && Array(address) == Array(host.utf8)) else { continue }
             if Array(entryNumber) == number || entryNumber.isEmpty, Array(name) == Array(cookieName.utf8) {
                 return Array(data)
             }

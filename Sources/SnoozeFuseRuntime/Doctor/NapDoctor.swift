@@ -243,7 +243,7 @@ public enum NapDoctor {
         guard let first = survey.first(where: { if case .success = $0.answer { true } else { false } }) else {
             return DoctorCheck(check: "hold-desktop", verdict: .warning,
                                detail: "no source of the desktop's idle time answers here: " + answers.joined(separator: "; "),
-                               fix: "--hold desktop falls back to a key held in the terminal; run the nap inside a GNOME, KDE or X11 session (DISPLAY, DBUS_SESSION_BUS_ADDRESS)")
+                               fix: "--hold desktop then holds with a key in the nap's terminal (off a terminal the release starts at once); run the nap inside a GNOME, KDE or X11 session (DISPLAY, DBUS_SESSION_BUS_ADDRESS)")
         }
         return DoctorCheck(check: "hold-desktop", verdict: .ok,
                            detail: "--hold desktop reads the idle time from \(first.name); " + answers.joined(separator: "; "))

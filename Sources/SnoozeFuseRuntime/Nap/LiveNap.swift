@@ -367,7 +367,7 @@ public final class LiveNap: Sendable {
         configuration.hold = fallback
         message("warning: --hold desktop: nothing here tells how long the desktop has been idle (\(found.failures.map { $0.description }.joined(separator: "; "))); "
             + (fallback == .key ? "hold a key in this terminal instead" : "the release timer starts at once instead")
-            + " (`snoozefuse doctor` lists the sources; a Wayland desktop other than GNOME or KDE offers none)")
+            + " (`snoozefuse doctor` says what each source answered)")
         return nil
     }
 

@@ -182,6 +182,10 @@ public struct ResolvedNapSettings: Sendable, Hashable {
         if timers.nap == .zero {
             warnings.append("\(named(.nap)) 0: the alarm rings as soon as the release ends")
         }
+        // Named for this nap (a flag, the environment), not kept in a preset for desk naps.
+        if self[.idleAfter].source.rank <= 1, hold != .desktop {
+            warnings.append("\(named(.idleAfter)) applies only with --hold desktop; this nap is held by \(hold == .none ? "nothing" : "a key")")
+        }
         if timers.max < timers.release + timers.nap {
             let max = timers.max.compactDescription
             warnings.append("\(named(.max)) \(max) is shorter than release \(timers.release.compactDescription) + nap \(timers.nap.compactDescription): the failsafe rings at \(max), before the nap ends")

@@ -3,7 +3,6 @@ import Logging
 import SnoozeFuseAudio
 import SnoozeFusePluginHost
 import SnoozeFuseSystem
-import Synchronization
 
 /// The plugin instances of one nap, each in a child process of the plugin host program (never in
 /// the nap's own process), and what they report. Every child dies with the nap: ``finish()`` ends

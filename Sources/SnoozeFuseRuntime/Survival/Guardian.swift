@@ -4,7 +4,6 @@ import SnoozeFuseCore
 import SnoozeFusePluginHost
 import SnoozeFuseStore
 public import SnoozeFuseSystem
-import Synchronization
 
 /// The guardian of a nap (SPEC §9): a process of its own session and process group, started with
 /// the nap, that holds one end of a pipe whose other end only the nap holds. It sleeps on that pipe

@@ -4,7 +4,6 @@ import SnoozeFuseCore
 import SnoozeFusePluginHost
 import SnoozeFuseStore
 import SnoozeFuseSystem
-import Synchronization
 
 /// Keeps a nap's live state on disk (SPEC §9): written atomically at every change of its session,
 /// removed when it ends. A full disk does not stop it: room is kept beside the state

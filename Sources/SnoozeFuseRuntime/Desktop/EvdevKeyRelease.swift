@@ -1,5 +1,3 @@
-import CLinux
-import Glibc
 import SnoozeFuseCore
 import SnoozeFuseSystem
 
@@ -9,13 +7,7 @@ import SnoozeFuseSystem
 /// (see ``KeyRelease``). The devices are opened read-only and never grabbed, and no event is read
 /// from them: a key's state is all that is asked, and only the held key's is used.
 final class EvdevKeyRelease: Sendable {
-    struct Keyboard: Sendable {
-        let fd: Int32
-        let path: String
-        let name: String
-    }
-
-    let keyboards: [Keyboard]
+    let keyboards: [InputDevice]
     private let state = Locked(Running())
 
     private struct Running {
@@ -24,63 +16,36 @@ final class EvdevKeyRelease: Sendable {
         var holding = false
     }
 
-    private init(keyboards: [Keyboard]) {
+    private init(keyboards: [InputDevice]) {
         self.keyboards = keyboards
-    }
-
-    deinit {
-        for keyboard in keyboards { close(keyboard.fd) }
     }
 
     /// `KEY_A` of linux/input-event-codes.h: a device with it is a keyboard.
     static let keyA = 30
-    /// Bytes of a key bitmap (`KEY_CNT` = 0x300 bits).
-    static let keyBytes = 0x300 / 8
 
     /// The readable keyboards among `paths` (every `/dev/input/event*` when nil), or why none.
     static func open(paths: [String]? = nil) -> Result<EvdevKeyRelease, KeyReleaseUnavailable> {
-        let candidates = paths ?? eventNodes()
+        let candidates = paths ?? InputDevice.eventNodes()
         guard !candidates.isEmpty else {
             return .failure(KeyReleaseUnavailable(reason: "no input devices in /dev/input (a container or a remote session)"))
         }
-        var keyboards: [Keyboard] = []
-        var refused: [String] = []
+        var keyboards: [InputDevice] = []
+        var refused = 0
         for path in candidates {
-            let fd = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
-            guard fd >= 0 else {
-                if errno == EACCES || errno == EPERM { refused.append(path) }
-                continue
+            do throws(InputDevice.OpenFailure) {
+                let device = try InputDevice(path: path)
+                if device.has(key: keyA) { keyboards.append(device) }
+            } catch {
+                if error == .refused { refused += 1 }
             }
-            var capabilities = [UInt8](repeating: 0, count: keyBytes)
-            let answered = snoozefuse_evdev_key_capabilities(fd, &capabilities, Int32(keyBytes))
-            guard answered > keyA / 8, capabilities[keyA / 8] & UInt8(1 << (keyA % 8)) != 0 else {
-                close(fd)
-                continue
-            }
-            var name = [CChar](repeating: 0, count: 128)
-            _ = snoozefuse_evdev_name(fd, &name, Int32(name.count - 1))
-            let bytes = name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
-            keyboards.append(Keyboard(fd: fd, path: path, name: String(decoding: bytes, as: UTF8.self)))
         }
         guard !keyboards.isEmpty else {
-            let reason = refused.isEmpty
+            let reason = refused == 0
                 ? "no keyboard among \(candidates.count) input device(s)"
-                : "\(refused.count) input device(s) in /dev/input may not be read by this user (add yourself to the input group: `sudo adduser $USER input`, then log in again)"
+                : "\(refused) input device(s) in /dev/input may not be read by this user (add yourself to the input group: `sudo adduser $USER input`, then log in again)"
             return .failure(KeyReleaseUnavailable(reason: reason))
         }
         return .success(EvdevKeyRelease(keyboards: keyboards))
-    }
-
-    /// `/dev/input/event0` … in order.
-    private static func eventNodes() -> [String] {
-        guard let folder = opendir("/dev/input") else { return [] }
-        defer { closedir(folder) }
-        var names: [String] = []
-        while let entry = readdir(folder) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name.hasPrefix("event") { names.append(name) }
-        }
-        return names.sorted { $0.count != $1.count ? $0.count < $1.count : $0 < $1 }.map { "/dev/input/\($0)" }
     }
 
     /// For the `hold` event and `doctor`: where the key's release is read.
@@ -88,19 +53,9 @@ final class EvdevKeyRelease: Sendable {
         "the key's release is read from \(keyboards.map { "\($0.path) (\($0.name))" }.joined(separator: ", ")) (evdev)"
     }
 
-    /// The keys down now on any of the keyboards (a keyboard that stops answering counts none).
+    /// The keys down now on any of the keyboards.
     func keysDown() -> Set<UInt16> {
-        var down: Set<UInt16> = []
-        var bits = [UInt8](repeating: 0, count: Self.keyBytes)
-        for keyboard in keyboards {
-            for index in bits.indices { bits[index] = 0 }
-            let answered = Int(snoozefuse_evdev_keys_down(keyboard.fd, &bits, Int32(Self.keyBytes)))
-            guard answered > 0 else { continue }
-            for byte in 0 ..< min(answered, Self.keyBytes) where bits[byte] != 0 {
-                for bit in 0 ..< 8 where bits[byte] & UInt8(1 << bit) != 0 { down.insert(UInt16(byte * 8 + bit)) }
-            }
-        }
-        return down
+        keyboards.reduce(into: Set<UInt16>()) { $0.formUnion($1.keysDown()) }
     }
 
     /// Follows the nap's phases: a hold (phase `holding`) starts watching its key, any other phase

@@ -27,6 +27,8 @@ final class X11IdleTime: IdleTimeReader, @unchecked Sendable {
 
     deinit { disconnect() }
 
+    func finish() { disconnect() }
+
     var name: String { "X11 (MIT-SCREEN-SAVER on \(displayName))" }
 
     func idleTime() throws(IdleTimeError) -> Duration {
@@ -54,7 +56,10 @@ final class X11IdleTime: IdleTimeReader, @unchecked Sendable {
             throw failure("cannot connect to \(display.socketPath): \(error.description) (is the X server of DISPLAY=\(displayName) running?)")
         }
         do throws(IdleTimeError) {
-            let cookie = authorityPath.flatMap { readSmallFile($0) }.flatMap { X11Wire.cookie(in: $0, display: display) }
+            var host = [CChar](repeating: 0, count: 256)
+            gethostname(&host, host.count - 1)
+            let hostName = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let cookie = authorityPath.flatMap { readSmallFile($0) }.flatMap { X11Wire.cookie(in: $0, display: display, host: hostName) }
             try send(X11Wire.setupRequest(cookie: cookie), on: fd, until: deadline)
             let header = try receive(8, from: fd, until: deadline)
             guard let length = X11Wire.setupLength(header: header), length <= 1 << 20 else { throw failure("it did not answer as an X server") }

@@ -9,6 +9,16 @@ protocol IdleTimeReader: Sendable {
     var name: String { get }
     /// The time since the last input.
     func idleTime() throws(IdleTimeError) -> Duration
+    /// Whether this source can hold a nap here: its first read, plus what else it needs (logind's
+    /// idle hint means something only in a graphical session). The time is thrown away.
+    func probe() throws(IdleTimeError)
+    /// Lets go of what reads hold open (a connection); a read after it opens it again.
+    func finish()
+}
+
+extension IdleTimeReader {
+    func probe() throws(IdleTimeError) { _ = try idleTime() }
+    func finish() {}
 }
 
 /// An idle time could not be read.
@@ -45,6 +55,29 @@ struct BusIdleTime: IdleTimeReader {
         }
     }
 
+    /// logind's hint means something only in a graphical session (the desktop sets it); on a text
+    /// console or over SSH it stays "not idle" and would hold the nap until its failsafe.
+    func probe() throws(IdleTimeError) {
+        _ = try idleTime()
+        guard kind == .logind else { return }
+        let type: String
+        do {
+            guard case .string(let found) = try sessionProperty("Type", .string) else {
+                throw IdleTimeError(source: name, problem: "no session Type in its reply")
+            }
+            type = found
+        } catch let error as BusError {
+            throw IdleTimeError(source: name, problem: error.reason)
+        } catch let error as IdleTimeError {
+            throw error
+        } catch {
+            throw IdleTimeError(source: name, problem: "\(error)")
+        }
+        guard ["x11", "wayland", "mir"].contains(type) else {
+            throw IdleTimeError(source: name, problem: "a \(type) session, not a graphical one: nothing sets its idle hint")
+        }
+    }
+
     func idleTime() throws(IdleTimeError) -> Duration {
         do {
             switch kind {
@@ -75,18 +108,19 @@ struct BusIdleTime: IdleTimeReader {
     }
 
     /// logind says idle or not, and since when on CLOCK_MONOTONIC; not idle is no idle time.
+    private func sessionProperty(_ property: String, _ type: BusReplyType) throws -> BusReplyValue? {
+        let method = BusMethod(service: "org.freedesktop.login1", path: "/org/freedesktop/login1/session/auto",
+                               interface: "org.freedesktop.DBus.Properties", member: "Get")
+        return try Bus.call(method, on: .system, [.string("org.freedesktop.login1.Session"), .string(property)],
+                            replying: [.variant(type)], timeout: limit).first
+    }
+
     private func logindIdleTime() throws -> Duration {
-        func property(_ property: String, _ type: BusReplyType) throws -> BusReplyValue? {
-            let method = BusMethod(service: "org.freedesktop.login1", path: "/org/freedesktop/login1/session/auto",
-                                   interface: "org.freedesktop.DBus.Properties", member: "Get")
-            return try Bus.call(method, on: .system, [.string("org.freedesktop.login1.Session"), .string(property)],
-                                replying: [.variant(type)], timeout: limit).first
-        }
-        guard case .boolean(let idle) = try property("IdleHint", .boolean) else {
+        guard case .boolean(let idle) = try sessionProperty("IdleHint", .boolean) else {
             throw IdleTimeError(source: name, problem: "no IdleHint in its reply")
         }
         guard idle else { return .zero }
-        guard case .uint64(let since) = try property("IdleSinceHintMonotonic", .uint64) else {
+        guard case .uint64(let since) = try sessionProperty("IdleSinceHintMonotonic", .uint64) else {
             throw IdleTimeError(source: name, problem: "no IdleSinceHintMonotonic in its reply")
         }
         var now = timespec()
@@ -96,10 +130,16 @@ struct BusIdleTime: IdleTimeReader {
     }
 }
 
-/// Finds the first source of the desktop's idle time that answers here, in the order of SPEC §3:
-/// GNOME's IdleMonitor, org.freedesktop.ScreenSaver, the X server's MIT-SCREEN-SAVER, logind's
-/// IdleHint. Each is tried once, bounded; what each said is kept for `doctor` and the message
-/// when none answers.
+/// Finds the first source of the desktop's idle time that can hold a nap here: GNOME's
+/// IdleMonitor; the X server's MIT-SCREEN-SAVER, outside a Wayland session; org.freedesktop.ScreenSaver;
+/// logind's IdleHint, in a graphical session. Each is tried once, bounded; what each said is kept
+/// for `doctor` and the message when none answers.
+///
+/// The X server comes before org.freedesktop.ScreenSaver (the issue listed them the other way):
+/// on an X session its idle time is exact, while the ScreenSaver interface's unit differs between
+/// implementations (KDE answers milliseconds, the screensavers derived from gnome-screensaver
+/// seconds). Under Wayland the X server (XWayland) sees only the input of X programs: it is not
+/// asked there.
 struct IdleTimeSources {
     let limit: Duration
     let environment: [String: String]
@@ -109,15 +149,22 @@ struct IdleTimeSources {
         self.limit = limit
     }
 
+    /// Whether the session is a Wayland one (its compositor, not an X server, sees the input).
+    var isWayland: Bool {
+        environment["WAYLAND_DISPLAY"].map { !$0.isEmpty } == true || environment["XDG_SESSION_TYPE"] == "wayland"
+    }
+
     /// Every source in order, with whether it can be asked here at all.
     func candidates() -> [(name: String, reader: (any IdleTimeReader)?, absent: String?)] {
-        let x11: (any IdleTimeReader)? = X11IdleTime(environment: environment, limit: limit)
+        let x11: (any IdleTimeReader)? = isWayland ? nil : X11IdleTime(environment: environment, limit: limit)
         let display = environment["DISPLAY"]
+        let x11Absent = isWayland
+            ? "a Wayland session: its X server (XWayland) sees only the input of X programs"
+            : display.map { "DISPLAY=\($0) is not a local X display" } ?? "no X display (DISPLAY is not set)"
         return [
             (BusIdleTime(kind: .mutter, limit: limit).name, BusIdleTime(kind: .mutter, limit: limit), nil),
+            (x11?.name ?? "X11 (MIT-SCREEN-SAVER)", x11, x11 == nil ? x11Absent : nil),
             (BusIdleTime(kind: .screenSaver, limit: limit).name, BusIdleTime(kind: .screenSaver, limit: limit), nil),
-            (x11?.name ?? "X11 (MIT-SCREEN-SAVER)", x11,
-             x11 == nil ? (display.map { "DISPLAY=\($0) is not a local X display" } ?? "no X display (DISPLAY is not set)") : nil),
             (BusIdleTime(kind: .logind, limit: limit).name, BusIdleTime(kind: .logind, limit: limit), nil),
         ]
     }
@@ -128,7 +175,12 @@ struct IdleTimeSources {
             guard let reader = candidate.reader else {
                 return (candidate.name, .failure(IdleTimeError(source: candidate.name, problem: candidate.absent ?? "not available")))
             }
-            do throws(IdleTimeError) { return (candidate.name, .success(try reader.idleTime())) } catch { return (candidate.name, .failure(error)) }
+            do throws(IdleTimeError) {
+                try reader.probe()
+                return (candidate.name, .success(try reader.idleTime()))
+            } catch {
+                return (candidate.name, .failure(error))
+            }
         }
     }
 
@@ -142,7 +194,7 @@ struct IdleTimeSources {
                 continue
             }
             do throws(IdleTimeError) {
-                _ = try reader.idleTime()
+                try reader.probe()
                 return (reader, failures)
             } catch {
                 failures.append(error)

@@ -15,6 +15,8 @@ final class DesktopHold: Sendable {
     /// How long reads may keep failing before the hold is given up.
     let giveUpAfter: Duration
     private let stopped = Locked(false)
+    /// Rung by ``stop()``: the thread sleeps on it until its next read, never in slices.
+    private let bell = EventBell()
 
     init(reader: any IdleTimeReader, idleAfter: Duration, giveUpAfter: Duration = .seconds(5)) {
         self.reader = reader
@@ -23,18 +25,21 @@ final class DesktopHold: Sendable {
     }
 
     /// Starts holding: `phase` tells where the nap stands, `send` takes the hold and release,
-    /// `warn` what went wrong. False when no thread could be started (then nothing holds).
+    /// `warn` what went wrong. When no thread can be started the nap is held and released at once
+    /// (its release timer starts: a nap nothing holds must still ring) and false is returned.
     @discardableResult
     func start(phase: @escaping @Sendable () -> Phase, send: @escaping @Sendable (NapCommand) -> Void,
                warn: @escaping @Sendable (String) -> Void) -> Bool {
         let reader = reader, idleAfter = idleAfter
-        return SystemThread.start(named: "snoozefuse-idle") { [self] in
+        let started = SystemThread.start(named: "snoozefuse-idle") { [self] in
+            // The source's connection (an X server's) goes with the thread.
+            defer { reader.finish() }
             var hold = IdleHold<BootInstant>(idleAfter: idleAfter)
             var step = hold.begin(at: BootInstant.now)
             Self.deliver(step.events, send)
             var failingSince: BootInstant?
             while let next = step.next {
-                guard SystemThread.sleep(until: next, unless: { self.stopped.withLock { $0 } }) else { return }
+                guard sleep(until: next) else { return }
                 // Once the nap has started nothing is read: input changes nothing any more.
                 guard IdleHold<BootInstant>.reads(in: phase()) else { return }
                 let idle: Duration
@@ -61,11 +66,27 @@ final class DesktopHold: Sendable {
                 Self.deliver(step.events, send)
             }
         }
+        if !started {
+            warn("the desktop hold cannot start (the system refused a thread): the release starts now")
+            send(.hold)
+            send(.release)
+        }
+        return started
     }
 
-    /// Stops reading (at the latest within 50 ms).
+    /// Stops reading at once.
     func stop() {
         stopped.withLock { $0 = true }
+        bell?.ring()
+    }
+
+    /// Sleeps until `instant` on the boot-time clock, or until ``stop()``: false when stopped.
+    private func sleep(until instant: BootInstant) -> Bool {
+        if let bell {
+            while !stopped.withLock({ $0 }), BootInstant.now < instant { _ = bell.wait(until: instant) }
+            return !stopped.withLock { $0 }
+        }
+        return SystemThread.sleep(until: instant, unless: { self.stopped.withLock { $0 } })
     }
 
     private static func deliver(_ events: [SessionEvent], _ send: @Sendable (NapCommand) -> Void) {
