@@ -68,9 +68,8 @@ test: check-warnings check-imports
 test-asan: deps
 	ASAN_OPTIONS="$${ASAN_OPTIONS:-detect_leaks=0:handle_segv=0:handle_sigbus=0:handle_sigfpe=0}" ./Scripts/run-tests.sh --sanitize=address --build-path .build/asan
 
-# ThreadSanitizer's reports go to .build/tsan/reports/ (a program with one does not fail for it:
-# Synchronization's Mutex is invisible to TSan on Linux, so every access under a lock is reported
-# today); the run ends with the reports counted by place.
+# ThreadSanitizer's reports go to .build/tsan/reports/ (a program with one does not fail for it,
+# so that one report does not hide the next); the run ends with the reports counted by place.
 test-tsan: deps
 	@rm -rf .build/tsan/reports && mkdir -p .build/tsan/reports
 	-TSAN_OPTIONS="$${TSAN_OPTIONS:-handle_segv=0:exitcode=0:log_path=$(CURDIR)/.build/tsan/reports/tsan}" ./Scripts/run-tests.sh --sanitize=thread --build-path .build/tsan

@@ -19,6 +19,20 @@ struct KeyReleaseTests {
         #expect(release.sample(keysDown: [], at: at(1.3)).next == nil, "nothing to read until the next hold")
     }
 
+    @Test func twoKeysDownAreNoHeldKeyUntilOneIsLeft() {
+        var release = KeyRelease<Instant>()
+        _ = release.holdBegan(at: at(0))
+        // A stuck key (or another keyboard's) beside the held one: which is held is not known.
+        #expect(release.sample(keysDown: [30, 57], at: at(0)).next == at(0.02))
+        #expect(release.heldKey == nil)
+        #expect(release.sample(keysDown: [57], at: at(0.1)).released == false)
+        #expect(release.heldKey == 57)
+        var stuck = KeyRelease<Instant>()
+        _ = stuck.holdBegan(at: at(0))
+        let gaveUp = stuck.sample(keysDown: [30, 57], at: at(0.5))
+        #expect(!gaveUp.released && gaveUp.next == nil && stuck.heldKey == nil, "still two after half a second: left to the gap")
+    }
+
     @Test func aHoldWhoseKeyNeverShowsIsLeftToTheTerminal() {
         var release = KeyRelease<Instant>()
         _ = release.holdBegan(at: at(10))

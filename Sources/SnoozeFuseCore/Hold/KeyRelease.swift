@@ -2,10 +2,11 @@
 /// (`EVIOCGKEY`: which keys are down now, read from the keyboard device, never its stream of
 /// events): `(state, keys down at an instant) → (released?, when to look next)`.
 ///
-/// When a hold begins (the terminal's first byte), the held key is the one down then that is not a
-/// modifier (Shift, Ctrl, Alt, Super); it is looked for for ``lookFor`` (the byte and the key state
-/// race), and when none shows (the key is on another machine: SSH) this hold is left to the
-/// terminal's release gap. Once found, only that key's state matters: its going up is the release.
+/// When a hold begins (the terminal's first byte), the held key is the one key down then that is
+/// not a modifier (Shift, Ctrl, Alt, Super); it is looked for for ``lookFor`` (the byte and the key
+/// state race), and when none shows (the key is on another machine: SSH), or several stay down (a
+/// stuck key, another keyboard), this hold is left to the terminal's release gap. Once found, only
+/// that key's state matters: its going up is the release.
 public struct KeyRelease<Instant: InstantProtocol>: Sendable, Hashable where Instant.Duration == Duration {
     /// How often the key state is read while a hold lasts.
     public static var poll: Duration { .milliseconds(20) }
@@ -47,7 +48,8 @@ public struct KeyRelease<Instant: InstantProtocol>: Sendable, Hashable where Ins
         case .idle:
             return (false, nil)
         case .looking(let since):
-            if let key = keysDown.subtracting(Self.modifiers).min() {
+            let candidates = keysDown.subtracting(Self.modifiers)
+            if candidates.count == 1, let key = candidates.first {
                 state = .tracking(key: key)
                 return (false, now.advanced(by: Self.poll))
             }
