@@ -19,7 +19,7 @@ struct KeyReleaseDeviceTests {
         let keyboard = try VirtualInputDevice(kind: "keys", folder: folder)
         defer { keyboard.stop() }
         let reader = try EvdevKeyRelease.open(paths: [keyboard.path]).get()
-        #expect(reader.keyboards.map(\.name) == ["snoozefuse test keys"])
+        #expect(reader.keyboards.map { $0.name } == ["snoozefuse test keys"])
         #expect(!reader.keysDown().contains(30))
         try keyboard.key(down: true)
         #expect(reader.keysDown() == [30], "KEY_A is down")

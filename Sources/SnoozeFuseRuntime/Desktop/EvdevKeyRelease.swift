@@ -6,18 +6,23 @@ import SnoozeFuseSystem
 /// 20 ms on a thread of its own; the held key's going up is sent to the nap as ``KeyInput/released``
 /// (see ``KeyRelease``). The devices are opened read-only and never grabbed, and no event is read
 /// from them: a key's state is all that is asked, and only the held key's is used.
+/// Once the nap has started no hold can come again: the devices are closed then.
 final class EvdevKeyRelease: Sendable {
-    let keyboards: [InputDevice]
-    private let state = Locked(Running())
+    /// Each keyboard's path and name (`/dev/input/event3`, `AT Translated Set 2 keyboard`).
+    let keyboards: [(path: String, name: String)]
+    private let state: Locked<Running>
 
     private struct Running {
         /// Bumped at every hold: a thread of an earlier hold sees it changed and ends.
         var generation = 0
         var holding = false
+        /// Open until the nap starts.
+        var devices: [InputDevice]
     }
 
     private init(keyboards: [InputDevice]) {
-        self.keyboards = keyboards
+        self.keyboards = keyboards.map { ($0.path, $0.name) }
+        state = Locked(Running(devices: keyboards))
     }
 
     /// `KEY_A` of linux/input-event-codes.h: a device with it is a keyboard.
@@ -53,9 +58,10 @@ final class EvdevKeyRelease: Sendable {
         "the key's release is read from \(keyboards.map { "\($0.path) (\($0.name))" }.joined(separator: ", ")) (evdev)"
     }
 
-    /// The keys down now on any of the keyboards.
+    /// The keys down now on any of the keyboards (none once they are closed).
     func keysDown() -> Set<UInt16> {
-        keyboards.reduce(into: Set<UInt16>()) { $0.formUnion($1.keysDown()) }
+        let devices = state.withLock { $0.devices }
+        return devices.reduce(into: Set<UInt16>()) { $0.formUnion($1.keysDown()) }
     }
 
     /// Follows the nap's phases: a hold (phase `holding`) starts watching its key, any other phase
@@ -66,6 +72,7 @@ final class EvdevKeyRelease: Sendable {
             guard phase == .holding else {
                 running.holding = false
                 running.generation += 1
+                if ![.ready, .releasing].contains(phase) { running.devices = [] }
                 return nil
             }
             guard !running.holding else { return nil }
