@@ -131,8 +131,9 @@ struct DesktopHoldTests {
         bus.input()
         let (environment, state) = try desktopEnvironment(bus: bus)
         defer { withExtendedLifetime(state) {} }
-        // A nap long enough for `status` to find it on a busy machine; `stop` ends it.
-        let nap = try DesktopNap(["--idle-after", "1s", "--nap", "30s"], environment: environment)
+        // A nap long enough for `status` to find it on a busy machine (under the whole suite one
+        // status took longer than a 16 s nap); `stop` ends it.
+        let nap = try DesktopNap(["--idle-after", "1s", "--nap", "90s", "--max", "120s"], environment: environment)
         try await nap.wait { $0.contains { $0.phase == "holding" } }
         // `status` says what holds the nap (once the nap has written its live state: the events
         // may run ahead of it).
