@@ -154,32 +154,42 @@ struct IdleTimeSources {
         environment["WAYLAND_DISPLAY"].map { !$0.isEmpty } == true || environment["XDG_SESSION_TYPE"] == "wayland"
     }
 
-    /// Every source in order, with whether it can be asked here at all.
-    func candidates() -> [(name: String, reader: (any IdleTimeReader)?, absent: String?)] {
-        let x11: (any IdleTimeReader)? = isWayland ? nil : X11IdleTime(environment: environment, limit: limit)
-        let display = environment["DISPLAY"]
-        let x11Absent = isWayland
-            ? "a Wayland session: its X server (XWayland) sees only the input of X programs"
-            : display.map { "DISPLAY=\($0) is not a local X display" } ?? "no X display (DISPLAY is not set)"
-        return [
-            (BusIdleTime(kind: .mutter, limit: limit).name, BusIdleTime(kind: .mutter, limit: limit), nil),
-            (x11?.name ?? "X11 (MIT-SCREEN-SAVER)", x11, x11 == nil ? x11Absent : nil),
-            (BusIdleTime(kind: .screenSaver, limit: limit).name, BusIdleTime(kind: .screenSaver, limit: limit), nil),
-            (BusIdleTime(kind: .logind, limit: limit).name, BusIdleTime(kind: .logind, limit: limit), nil),
-        ]
+    /// Every source in order: its reader, or why it cannot be asked here at all.
+    func candidates() -> [Result<any IdleTimeReader, IdleTimeError>] {
+        let x11Name = "X11 (MIT-SCREEN-SAVER)"
+        let x11: Result<any IdleTimeReader, IdleTimeError>
+        if isWayland {
+            x11 = .failure(IdleTimeError(source: x11Name, problem: "a Wayland session: its X server (XWayland) sees only the input of X programs"))
+        } else if let reader = X11IdleTime(environment: environment, limit: limit) {
+            x11 = .success(reader)
+        } else {
+            let absent = environment["DISPLAY"].map { "DISPLAY=\($0) is not a local X display" } ?? "no X display (DISPLAY is not set)"
+            x11 = .failure(IdleTimeError(source: x11Name, problem: absent))
+        }
+        return [.success(BusIdleTime(kind: .mutter, limit: limit)), x11,
+                .success(BusIdleTime(kind: .screenSaver, limit: limit)), .success(BusIdleTime(kind: .logind, limit: limit))]
+    }
+
+    /// `candidate` when it can hold a nap here (its probe answers), or why not.
+    private func probed(_ candidate: Result<any IdleTimeReader, IdleTimeError>) -> Result<any IdleTimeReader, IdleTimeError> {
+        candidate.flatMap { reader in
+            do throws(IdleTimeError) {
+                try reader.probe()
+                return .success(reader)
+            } catch {
+                return .failure(error)
+            }
+        }
     }
 
     /// Each source and what it answered: an idle time, or why not.
     func survey() -> [(name: String, answer: Result<Duration, IdleTimeError>)] {
         candidates().map { candidate in
-            guard let reader = candidate.reader else {
-                return (candidate.name, .failure(IdleTimeError(source: candidate.name, problem: candidate.absent ?? "not available")))
-            }
-            do throws(IdleTimeError) {
-                try reader.probe()
-                return (candidate.name, .success(try reader.idleTime()))
-            } catch {
-                return (candidate.name, .failure(error))
+            switch probed(candidate) {
+            case .success(let reader):
+                do throws(IdleTimeError) { return (reader.name, .success(try reader.idleTime())) } catch { return (reader.name, .failure(error)) }
+            case .failure(let error):
+                return (error.source, .failure(error))
             }
         }
     }
@@ -189,15 +199,9 @@ struct IdleTimeSources {
     func first() -> (reader: (any IdleTimeReader)?, failures: [IdleTimeError]) {
         var failures: [IdleTimeError] = []
         for candidate in candidates() {
-            guard let reader = candidate.reader else {
-                failures.append(IdleTimeError(source: candidate.name, problem: candidate.absent ?? "not available"))
-                continue
-            }
-            do throws(IdleTimeError) {
-                try reader.probe()
-                return (reader, failures)
-            } catch {
-                failures.append(error)
+            switch probed(candidate) {
+            case .success(let reader): return (reader, failures)
+            case .failure(let error): failures.append(error)
             }
         }
         return (nil, failures)
