@@ -5,7 +5,8 @@ import Glibc
 /// without a deadline. Ringing is one `write` that never blocks, never allocates and takes no lock,
 /// so a real-time thread (the audio thread) may ring it. Closed when the value goes away.
 public final class EventBell: Sendable {
-    private let descriptor: Int32
+    /// Polled beside another descriptor by a ``BusConnection`` of the same module.
+    let descriptor: Int32
 
     /// Nil when the system refuses an eventfd.
     public init?() {
@@ -32,6 +33,11 @@ public final class EventBell: Sendable {
         guard descriptors[0].revents != 0 else { return false }
         drainCounter(descriptor)
         return true
+    }
+
+    /// Takes the rings (after a poll that found the bell readable).
+    func drain() {
+        drainCounter(descriptor)
     }
 
     /// Sleeps until the bell rings or `deadline` passes on CLOCK_BOOTTIME (never, when nil);

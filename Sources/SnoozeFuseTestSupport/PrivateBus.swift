@@ -13,6 +13,7 @@ public final class PrivateBus: Sendable {
     /// The bus's address (`unix:path=…`).
     public let address: String
     private let processes = Locked<[BackgroundProcess]>([])
+    private let published = Locked<[StandIn: BackgroundProcess]>([:])
 
     /// A service the test publishes on the bus.
     public enum StandIn: String, Sendable, CaseIterable {
@@ -26,8 +27,14 @@ public final class PrivateBus: Sendable {
         /// The same, but `Notify` never answers (a hung notification server).
         case hangingNotifications = "hanging-notifications"
         /// GNOME's `org.gnome.Mutter.IdleMonitor` (`GetIdletime`, milliseconds), its idle time
-        /// counted from the last ``input()``, logging `GetIdletime N` for the Nth call.
+        /// counted from the last ``input()``, logging `GetIdletime N` for the Nth call; with its
+        /// watches as Mutter keeps them: `AddIdleWatch` (an interval in ms; fires `WatchFired` to
+        /// its caller once the idle time reaches it, again after each new input) and
+        /// `AddUserActiveWatch` (fires once, at the next input), logging `AddIdleWatch INTERVAL`,
+        /// `AddUserActiveWatch` and `WatchFired ID`.
         case mutterIdle = "mutter-idle"
+        /// The same without the watches (their calls answer UnknownMethod).
+        case mutterIdleUnwatched = "mutter-idle-unwatched"
         /// `org.freedesktop.ScreenSaver` (`GetSessionIdleTime`, milliseconds as KDE answers), the
         /// same way.
         case screenSaver = "screensaver"
@@ -87,8 +94,17 @@ public final class PrivateBus: Sendable {
         let script = folder.path("stand-in.py")
         try Self.standInScript.write(toFile: script, atomically: true, encoding: .utf8)
         let log = logPath(of: standIn)
-        try start(python, [script, standIn.rawValue, address, log], log: standIn.rawValue)
+        let process = try start(python, [script, standIn.rawValue, address, log], log: standIn.rawValue)
+        published.withLock { $0[standIn] = process }
         try waitUntil("the \(standIn.rawValue) stand-in to be ready") { self.log(of: standIn).contains("ready") }
+    }
+
+    /// Takes `standIn` off the bus (SIGKILL, by PID), as a crashed service leaves it: its name
+    /// goes, and whatever it kept for its callers with it.
+    public func withdraw(_ standIn: StandIn) {
+        guard let process = published.withLock({ $0.removeValue(forKey: standIn) }) else { return }
+        process.signal(SIGKILL)
+        process.wait()
     }
 
     /// The lines `standIn` logged so far.
@@ -118,13 +134,15 @@ public final class PrivateBus: Sendable {
 
     private func logPath(of standIn: StandIn) -> String { folder.path("\(standIn.rawValue).log") }
 
-    private func start(_ executable: URL, _ arguments: [String], log: String) throws {
+    @discardableResult
+    private func start(_ executable: URL, _ arguments: [String], log: String) throws -> BackgroundProcess {
         var environment = ProcessInfo.processInfo.environment
         environment.removeValue(forKey: "DBUS_SESSION_BUS_ADDRESS")
         environment.removeValue(forKey: "DBUS_SYSTEM_BUS_ADDRESS")
         let process = try BackgroundProcess(executable, arguments, environment: environment,
                                             standardOutput: folder.path("\(log).out"), standardError: folder.path("\(log).err"))
         processes.withLock { $0.append(process) }
+        return process
     }
 
     private func waitUntil(_ what: String, _ condition: () -> Bool) throws {
@@ -204,6 +222,57 @@ public final class PrivateBus: Sendable {
                 log.write("GetSessionIdleTime %d\n" % counter[0])
                 return dbus.UInt32(idle_ms())
 
+        # Mutter's watches: each belongs to its caller and fires WatchFired to it alone.
+        watches = {}
+        watch_ids = [0]
+
+        def input_time():
+            return os.stat(input_path).st_mtime
+
+        class WatchedIdle(Idle):
+            @dbus.service.method("org.gnome.Mutter.IdleMonitor", in_signature="t", out_signature="u", sender_keyword="sender")
+            def AddIdleWatch(self, interval, sender=None):
+                watch_ids[0] += 1
+                log.write("AddIdleWatch %d\n" % interval)
+                watches[watch_ids[0]] = {"sender": sender, "interval": int(interval), "fired_for": None}
+                return dbus.UInt32(watch_ids[0])
+
+            @dbus.service.method("org.gnome.Mutter.IdleMonitor", in_signature="", out_signature="u", sender_keyword="sender")
+            def AddUserActiveWatch(self, sender=None):
+                watch_ids[0] += 1
+                log.write("AddUserActiveWatch\n")
+                watches[watch_ids[0]] = {"sender": sender, "interval": None, "since": input_time()}
+                return dbus.UInt32(watch_ids[0])
+
+            @dbus.service.method("org.gnome.Mutter.IdleMonitor", in_signature="u", out_signature="")
+            def RemoveWatch(self, number):
+                watches.pop(int(number), None)
+
+        def fire(number, sender):
+            log.write("WatchFired %d\n" % number)
+            message = dbus.lowlevel.SignalMessage("/org/gnome/Mutter/IdleMonitor/Core", "org.gnome.Mutter.IdleMonitor", "WatchFired")
+            message.set_destination(sender)
+            message.append(dbus.UInt32(number))
+            bus.send_message(message)
+
+        def watch_tick():
+            last = input_time()
+            idle = idle_ms()
+            for number, watch in list(watches.items()):
+                if watch["interval"] is None:
+                    if last > watch["since"]:
+                        del watches[number]
+                        fire(number, watch["sender"])
+                elif idle >= watch["interval"] and watch["fired_for"] != last:
+                    watch["fired_for"] = last
+                    fire(number, watch["sender"])
+            return True
+
+        def caller_left(name, old_owner, new_owner):
+            if name.startswith(":") and not new_owner:
+                for number in [n for n, w in watches.items() if w["sender"] == name]:
+                    del watches[number]
+
         class Session(dbus.service.Object):
             @dbus.service.method("org.freedesktop.DBus.Properties", in_signature="ss", out_signature="v")
             def Get(self, interface, name):
@@ -225,6 +294,11 @@ public final class PrivateBus: Sendable {
             name = dbus.service.BusName("org.freedesktop.login1", bus)
             service = Session(bus, "/org/freedesktop/login1/session/auto")
         elif kind == "mutter-idle":
+            name = dbus.service.BusName("org.gnome.Mutter.IdleMonitor", bus)
+            service = WatchedIdle(bus, "/org/gnome/Mutter/IdleMonitor/Core")
+            bus.add_signal_receiver(caller_left, "NameOwnerChanged", "org.freedesktop.DBus", "org.freedesktop.DBus", "/org/freedesktop/DBus")
+            GLib.timeout_add(20, watch_tick)
+        elif kind == "mutter-idle-unwatched":
             name = dbus.service.BusName("org.gnome.Mutter.IdleMonitor", bus)
             service = Idle(bus, "/org/gnome/Mutter/IdleMonitor/Core")
         elif kind == "screensaver":

@@ -66,6 +66,21 @@ private func desktopEnvironment(bus: PrivateBus, x: PrivateXServer? = nil) throw
     return (isolated.environment, isolated.folder)
 }
 
+/// A session bus of the test's own with `standIns` published on it and one input made, and a nap
+/// environment pointed at it (see ``desktopEnvironment(bus:x:)``).
+private struct StandInDesktop {
+    let bus: PrivateBus
+    let environment: [String: String]
+    let state: TemporaryFolder?
+
+    init(_ standIns: PrivateBus.StandIn...) throws {
+        bus = try PrivateBus()
+        for standIn in standIns { try bus.publish(standIn) }
+        bus.input()
+        (environment, state) = try desktopEnvironment(bus: bus)
+    }
+}
+
 @Suite("nap --hold desktop: held while the desktop is used, released after --idle-after without input")
 struct DesktopHoldTests {
     /// The whole desk nap on a real X server: input for 3 s, then none: the release starts
@@ -121,16 +136,12 @@ struct DesktopHoldTests {
         #expect(records.last?.outcome == "ring_limit")
     }
 
-    /// GNOME's IdleMonitor (a stand-in on a private session bus) comes first; it is read when the
-    /// idle time can first reach --idle-after, twice a second while released, never while napping.
+    /// GNOME's IdleMonitor (a stand-in on a private session bus) comes first; its watches say when
+    /// --idle-after has passed without input and when input comes; nothing is read while napping.
     @Test func gnomesIdleMonitorComesFirstAndIsNotAskedWhileNapping() async throws {
-        let bus = try PrivateBus()
-        defer { bus.stop() }
-        try bus.publish(.mutterIdle)
-        try bus.publish(.screenSaver)
-        bus.input()
-        let (environment, state) = try desktopEnvironment(bus: bus)
-        defer { withExtendedLifetime(state) {} }
+        let desk = try StandInDesktop(.mutterIdle, .screenSaver)
+        defer { desk.bus.stop() }
+        let (bus, environment) = (desk.bus, desk.environment)
         // A nap long enough for `status` to find it on a busy machine (under the whole suite one
         // status took longer than a 16 s nap); `stop` ends it.
         let nap = try DesktopNap(["--idle-after", "1s", "--nap", "90s", "--max", "120s"], environment: environment)
@@ -162,9 +173,12 @@ struct DesktopHoldTests {
         let calls = bus.log(of: .mutterIdle).filter { $0.hasPrefix("GetIdletime") }.count
         #expect(calls == callsAtNap, "no reads while napping (\(callsAtNap) before the nap, \(calls) in all)")
         #expect(nap.records.filter { $0.event == "phase" }.map { $0.phase ?? "?" } == ["holding", "releasing", "napping", "cancelled"])
-        // One probe, the reads while held (the idle time of a fresh input is below 1 s: one or
-        // two), and twice a second for the 2 s release: about 4; never more than twice a second.
-        #expect(callsAtNap >= 3 && callsAtNap <= 10, "\(callsAtNap) reads before the nap")
+        // GNOME's watches tell the idle and the input: one probe, one read at the start and one
+        // after the release (input between the idle watch firing and the input watch); nothing
+        // polled through the 2 s release.
+        #expect(callsAtNap == 3, "\(callsAtNap) reads before the nap: \(bus.log(of: .mutterIdle))")
+        #expect(bus.log(of: .mutterIdle).contains("AddIdleWatch 1000"))
+        #expect(bus.log(of: .mutterIdle).filter { $0 == "AddUserActiveWatch" }.count == 1)
         #expect(bus.log(of: .screenSaver).filter { $0.hasPrefix("GetSessionIdleTime") }.isEmpty, "the second source is not asked")
         let lines = try String(contentsOfFile: nap.eventsPath, encoding: .utf8).split(separator: "\n")
         let hold = lines.compactMap { try? JSONDecoder().decode(HoldEvent.self, from: Data($0.utf8)) }.first { $0.event == "hold" }
@@ -181,6 +195,86 @@ struct DesktopHoldTests {
         let text = try await runProcess(snoozefuse, ["history"], environment: environment)
         #expect(text.standardOutput.split(separator: "\n").first?.hasPrefix("STARTED           HOLD     ASLEEP") == true)
         #expect(text.standardOutput.split(separator: "\n").dropFirst().first?.contains("  desktop ") == true, "\(text.standardOutput)")
+    }
+
+    /// With GNOME's watches a keystroke during the release starts it over, as with reads; the
+    /// idle time is read once per release, never on a schedule.
+    @Test func gnomesWatchesStartTheReleaseOverAtInputWithoutPolling() async throws {
+        let desk = try StandInDesktop(.mutterIdle)
+        defer { desk.bus.stop() }
+        let (bus, environment) = (desk.bus, desk.environment)
+        let nap = try DesktopNap(["--idle-after", "1s", "--release", "4s", "--nap", "1s"], environment: environment)
+        let keystroke = try await onOwnThread { () -> Date in
+            nap.waitBlocking { $0.contains { $0.phase == "releasing" } }
+            usleep(700_000)
+            bus.input()
+            return Date()
+        }
+        let status = try await nap.end()
+        #expect(status == 0, "\(nap.standardError)")
+        let records = nap.records
+        #expect(records.filter { $0.event == "phase" }.map { $0.phase ?? "?" }
+            == ["holding", "releasing", "holding", "releasing", "napping", "ringing", "finished"], "\(nap.standardError)")
+        let held = try #require(records.filter { $0.phase == "holding" }.last)
+        let seen = try #require(wallDate(held.wall)).timeIntervalSince(keystroke)
+        #expect(seen >= 0 && seen < 0.5, "the input watch fired \(seen) s after the keystroke")
+        let second = try #require(records.filter { $0.phase == "releasing" }.last)
+        let restarted = try #require(wallDate(second.wall)).timeIntervalSince(keystroke)
+        #expect(restarted >= 0.95 && restarted < 1.6, "the second release started \(restarted) s after the keystroke")
+        let log = bus.log(of: .mutterIdle)
+        #expect(log.filter { $0.hasPrefix("GetIdletime") }.count == 4, "probe, start, one after each release: \(log)")
+        #expect(log.filter { $0 == "AddUserActiveWatch" }.count == 2, "\(log)")
+        #expect(log.filter { $0.hasPrefix("AddIdleWatch") } == ["AddIdleWatch 1000"], "one idle watch serves every quiet spell")
+    }
+
+    /// A GNOME without the watches (they answer UnknownMethod) is read instead, and the nap says so.
+    @Test func gnomeWithoutWatchesIsReadInstead() async throws {
+        let desk = try StandInDesktop(.mutterIdleUnwatched)
+        defer { desk.bus.stop() }
+        let (bus, environment) = (desk.bus, desk.environment)
+        let nap = try DesktopNap(["--idle-after", "1s"], environment: environment)
+        let status = try await nap.end()
+        #expect(status == 0, "\(nap.standardError)")
+        #expect(nap.records.filter { $0.event == "phase" }.map { $0.phase ?? "?" } == ["holding", "releasing", "napping", "ringing", "finished"])
+        #expect(nap.standardError.contains("GNOME (org.gnome.Mutter.IdleMonitor)'s watches failed (AddIdleWatch: org.freedesktop.DBus.Error.UnknownMethod"),
+                "\(nap.standardError)")
+        #expect(nap.standardError.contains("its idle time is read instead"))
+        // Read twice a second through the 2 s release.
+        #expect(bus.log(of: .mutterIdleUnwatched).filter { $0.hasPrefix("GetIdletime") }.count >= 5)
+    }
+
+    /// GNOME Shell leaving the bus while it holds the nap (a crash): its watches are gone, its
+    /// idle time cannot be read, and 5 s later the hold is given up (when in doubt, ring). The
+    /// history's time to fall asleep then ends at that release: nothing says when the last input
+    /// was (--idle-after is not taken off).
+    @Test func gnomeLeavingTheBusGivesTheHoldUpAndTheNapStillRings() async throws {
+        let desk = try StandInDesktop(.mutterIdle)
+        defer { desk.bus.stop() }
+        let (bus, environment) = (desk.bus, desk.environment)
+        let nap = try DesktopNap(["--idle-after", "5m"], environment: environment)
+        let left = try await onOwnThread { () -> Date in
+            nap.waitBlocking { $0.contains { $0.phase == "holding" } }
+            // Past the first read and the idle watch.
+            while !bus.log(of: .mutterIdle).contains(where: { $0.hasPrefix("AddIdleWatch") }) && nap.process.isRunning { usleep(20_000) }
+            usleep(300_000)
+            bus.withdraw(.mutterIdle)
+            return Date()
+        }
+        let status = try await nap.end()
+        #expect(status == 0, "\(nap.standardError)")
+        let records = nap.records
+        #expect(records.filter { $0.event == "phase" }.map { $0.phase ?? "?" } == ["holding", "releasing", "napping", "ringing", "finished"])
+        #expect(nap.standardError.contains("watches failed (GNOME Shell left the bus or was restarted"), "\(nap.standardError)")
+        #expect(nap.standardError.contains("the desktop's idle time cannot be read any more (not on the session bus): the release starts now"),
+                "\(nap.standardError)")
+        let release = try #require(records.first { $0.phase == "releasing" })
+        let gaveUp = try #require(wallDate(release.wall)).timeIntervalSince(left)
+        #expect(gaveUp >= 4.9 && gaveUp < 7, "given up \(gaveUp) s after GNOME left")
+        let history = try await runProcess(snoozefuse, ["history", "--json"], environment: environment)
+        let naps = (try JSONSerialization.jsonObject(with: Data(history.standardOutput.utf8)) as? [String: Any])?["naps"] as? [[String: Any]]
+        let asleep = try #require(naps?.first?["fallAsleepSeconds"] as? Double, "\(history.standardOutput) \(history.standardError)")
+        let held = try #require(records.first { $0.phase == "holding" })
+        #expect(abs(asleep - (release.t - held.t)) < 0.01, "fell asleep after \(asleep) s; held at t=\(held.t), released at t=\(release.t)")
     }
 
     /// Without GNOME, org.freedesktop.ScreenSaver; without either and without X, logind's IdleHint.

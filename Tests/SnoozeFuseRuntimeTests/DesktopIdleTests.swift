@@ -84,20 +84,21 @@ struct DesktopIdleTests {
     }
 
     /// A source whose reads keep failing for `giveUpAfter` while the nap is held ends the hold
-    /// (the release starts: when in doubt, ring) and says why.
+    /// (the release starts: when in doubt, ring) and says why: a hold by nothing from there (the
+    /// history's time to fall asleep then ends at the release, not --idle-after before it).
     @Test func readsThatKeepFailingWhileHeldStartTheRelease() async throws {
         struct Failing: IdleTimeReader {
             var name: String { "a broken desktop" }
             func idleTime() throws(IdleTimeError) -> Duration { throw IdleTimeError(source: name, problem: "it went away") }
         }
         let sent = Locked<[NapCommand]>([])
-        let warnings = Locked<[String]>([])
+        let notes = Locked<[SessionNote]>([])
         let hold = DesktopHold(reader: Failing(), idleAfter: .seconds(1), giveUpAfter: .seconds(1))
         hold.start(phase: { .holding }, send: { command in sent.withLock { $0.append(command) } },
-                   warn: { text in warnings.withLock { $0.append(text) } })
+                   note: { note in notes.withLock { $0.append(note) } })
         defer { hold.stop() }
-        for _ in 0 ..< 400 where warnings.withLock({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(25)) }
+        for _ in 0 ..< 400 where notes.withLock({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(25)) }
         #expect(sent.withLock { $0 } == [.hold, .release])
-        #expect(warnings.withLock { $0 } == ["the desktop's idle time cannot be read any more (it went away): the release starts now"])
+        #expect(notes.withLock { $0 } == [.hold(what: .none, message: "the desktop's idle time cannot be read any more (it went away): the release starts now")])
     }
 }

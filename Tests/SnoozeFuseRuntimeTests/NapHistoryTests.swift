@@ -50,6 +50,24 @@ struct NapHistoryTests {
         #expect(facts.outcome == "dismissed")
     }
 
+    /// A desktop hold ends --idle-after after the last input: that is when the person fell asleep.
+    /// A hold given up because the idle time could not be read says nothing of the last input:
+    /// the time to fall asleep then ends at the release.
+    @Test(arguments: [(false, 1_800_000_030.0), (true, 1_800_000_040.0)])
+    func aDesktopHoldFallsAsleepAtTheLastInputUnlessItWasGivenUp(_ givenUp: Bool, _ fellAsleep: Double) {
+        var facts = NapHistoryFacts(holder: "nap", holdMode: true, hold: "desktop", idleAfter: 10, sound: nil, preset: "basic",
+                                    created: 1_799_999_990)
+        facts.observe(record(.phase, .holding, at: 0))
+        if givenUp {
+            var hold = record(.hold, at: 40)
+            hold.what = "none"
+            facts.observe(hold)
+        }
+        facts.observe(record(.phase, .releasing, at: 40))
+        facts.observe(record(.phase, .napping, at: 60))
+        #expect(facts.fellAsleep == fellAsleep)
+    }
+
     /// A guardian takes the nap over from its saved facts: its own session's clock starts anew,
     /// the first ring is the guardian's, and the snoozes add up.
     @Test func aTakenOverNapKeepsItsStartAndAddsWhatHappensNext() {

@@ -3,12 +3,14 @@ import SnoozeFuseSystem
 
 /// `--hold desktop`: holds the nap while the person uses the machine, on a thread of its own.
 ///
-/// It reads the desktop's idle time from one ``IdleTimeReader`` when ``IdleHold`` says (at the
-/// start, when the idle time could first reach `--idle-after`, twice a second while released,
-/// never once the nap has started) and hands the hold and release to the nap. Every read is
-/// bounded by its source; a failed read is tried again twice a second, and when reads have failed
-/// for `giveUpAfter` while the nap is held, the hold ends there (the release timer starts: when in
-/// doubt, ring) and the nap says why.
+/// Where the source has watches (GNOME), it waits for them: one tells when no input has come for
+/// `--idle-after`, one at the next input after a release; nothing is polled. Otherwise it reads
+/// the desktop's idle time from one ``IdleTimeReader`` when ``IdleHold`` says (at the start, when
+/// the idle time could first reach `--idle-after`, twice a second while released). Either way it
+/// hands the hold and release to the nap and reads nothing once the nap has started. Every call is
+/// bounded by its source; watches that fail give way to reads; a failed read is tried again twice
+/// a second, and when reads have failed for `giveUpAfter` while the nap is held, the hold ends
+/// there (the release timer starts: when in doubt, ring) and the nap says why.
 final class DesktopHold: Sendable {
     let reader: any IdleTimeReader
     let idleAfter: Duration
@@ -25,53 +27,113 @@ final class DesktopHold: Sendable {
     }
 
     /// Starts holding: `phase` tells where the nap stands, `send` takes the hold and release,
-    /// `warn` what went wrong. When no thread can be started the nap is held and released at once
-    /// (its release timer starts: a nap nothing holds must still ring) and false is returned.
+    /// `note` what went wrong (a warning; a `hold` of nothing when the hold is given up). When no
+    /// thread can be started the nap is held and released at once (its release timer starts: a
+    /// nap nothing holds must still ring) and false is returned.
     @discardableResult
     func start(phase: @escaping @Sendable () -> Phase, send: @escaping @Sendable (NapCommand) -> Void,
-               warn: @escaping @Sendable (String) -> Void) -> Bool {
-        let reader = reader, idleAfter = idleAfter
+               note: @escaping @Sendable (SessionNote) -> Void) -> Bool {
+        let reader = reader
         let started = SystemThread.start(named: "snoozefuse-idle") { [self] in
-            // The source's connection (an X server's) goes with the thread.
+            // The source's connection (an X server's, a bus's) goes with the thread.
             defer { reader.finish() }
             var hold = IdleHold<BootInstant>(idleAfter: idleAfter)
             var step = hold.begin(at: BootInstant.now)
             Self.deliver(step.events, send)
-            var failingSince: BootInstant?
-            while let next = step.next {
-                guard sleep(until: next) else { return }
-                // Once the nap has started nothing is read: input changes nothing any more.
-                guard IdleHold<BootInstant>.reads(in: phase()) else { return }
-                let idle: Duration
-                do throws(IdleTimeError) {
-                    idle = try reader.idleTime()
-                    failingSince = nil
-                } catch {
-                    let now = BootInstant.now
-                    let since = failingSince ?? now
-                    failingSince = since
-                    guard since.duration(to: now) >= giveUpAfter else {
-                        step = IdleHold.Step(events: [], next: BootInstant.now.advanced(by: IdleHold<BootInstant>.releasePoll))
-                        continue
-                    }
-                    if hold.holding, [.ready, .holding].contains(phase()) {
-                        warn("the desktop's idle time cannot be read any more (\(error.problem)): the release starts now")
-                        send(.release)
-                    } else {
-                        warn("the desktop's idle time cannot be read any more (\(error.problem)): input no longer starts the release over")
-                    }
+            if let bell, let watches = reader.watches() {
+                // The watches have a connection of their own; the reader's opens again if they fail.
+                reader.finish()
+                defer { watches.close() }
+                switch self.hold(&hold, &step, by: watches, bell: bell, phase: phase, send: send) {
+                case .over:
                     return
+                case .failed(let error):
+                    note(.warning("\(watches.name)'s watches failed (\(error.problem)): its idle time is read instead"))
+                    step = IdleHold.Step(events: [], next: BootInstant.now)
                 }
-                step = hold.observe(idle: idle, at: BootInstant.now, phase: phase())
-                Self.deliver(step.events, send)
             }
+            poll(&hold, step, phase: phase, send: send, note: note)
         }
         if !started {
-            warn("the desktop hold cannot start (the system refused a thread): the release starts now")
+            note(.warning("the desktop hold cannot start (the system refused a thread): the release starts now"))
             send(.hold)
             send(.release)
         }
         return started
+    }
+
+    private enum WatchEnd {
+        /// Stopped, or the nap no longer reads the desktop.
+        case over
+        case failed(IdleTimeError)
+    }
+
+    /// Holds the nap by the desktop's watches: nothing is read on a schedule. A read is made only
+    /// where a watch cannot tell: at the start, when a new hold is already idle, and once after
+    /// each release (input between the idle notice and the input watch).
+    private func hold(_ hold: inout IdleHold<BootInstant>, _ step: inout IdleHold<BootInstant>.Step, by watches: any IdleWatches,
+                      bell: EventBell, phase: @Sendable () -> Phase, send: @Sendable (NapCommand) -> Void) -> WatchEnd {
+        do throws(IdleTimeError) {
+            try watches.watchIdle(after: idleAfter)
+            var watchingInput = false
+            while true {
+                for _ in 0 ..< 3 {
+                    guard IdleHold<BootInstant>.reads(in: phase()) else { return .over }
+                    if !hold.holding && !watchingInput {
+                        try watches.watchActive()
+                        watchingInput = true
+                    } else if !hold.holding || step.next.map({ $0 > BootInstant.now }) ?? true {
+                        break
+                    }
+                    step = hold.observe(idle: try watches.idleTime(), at: BootInstant.now, phase: phase())
+                    Self.deliver(step.events, send)
+                }
+                guard let notice = try watches.next(orRung: bell) else { return .over }
+                guard IdleHold<BootInstant>.reads(in: phase()) else { return .over }
+                if notice == .active { watchingInput = false }
+                // An idle watch fires when the idle time reaches --idle-after; an input watch at input.
+                step = hold.observe(idle: notice == .idle ? idleAfter : .zero, at: BootInstant.now, phase: phase())
+                Self.deliver(step.events, send)
+            }
+        } catch {
+            return .failed(error)
+        }
+    }
+
+    /// Holds the nap by reading the idle time when ``IdleHold`` says.
+    private func poll(_ hold: inout IdleHold<BootInstant>, _ step: IdleHold<BootInstant>.Step, phase: @Sendable () -> Phase,
+                      send: @Sendable (NapCommand) -> Void, note: @Sendable (SessionNote) -> Void) {
+        var step = step
+        var failingSince: BootInstant?
+        while let next = step.next {
+            guard sleep(until: next) else { return }
+            // Once the nap has started nothing is read: input changes nothing any more.
+            guard IdleHold<BootInstant>.reads(in: phase()) else { return }
+            let idle: Duration
+            do throws(IdleTimeError) {
+                idle = try reader.idleTime()
+                failingSince = nil
+            } catch {
+                let now = BootInstant.now
+                let since = failingSince ?? now
+                failingSince = since
+                guard since.duration(to: now) >= giveUpAfter else {
+                    step = IdleHold.Step(events: [], next: BootInstant.now.advanced(by: IdleHold<BootInstant>.releasePoll))
+                    continue
+                }
+                if hold.holding, [.ready, .holding].contains(phase()) {
+                    // Nothing says when the person last used the machine: the nap is held by
+                    // nothing from here (the history's time to fall asleep ends at this release).
+                    note(.hold(what: .none, message: "the desktop's idle time cannot be read any more (\(error.problem)): the release starts now"))
+                    send(.release)
+                } else {
+                    note(.warning("the desktop's idle time cannot be read any more (\(error.problem)): input no longer starts the release over"))
+                }
+                return
+            }
+            step = hold.observe(idle: idle, at: BootInstant.now, phase: phase())
+            Self.deliver(step.events, send)
+        }
     }
 
     /// Stops reading at once.

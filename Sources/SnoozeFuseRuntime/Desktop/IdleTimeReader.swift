@@ -14,11 +14,15 @@ protocol IdleTimeReader: Sendable {
     func probe() throws(IdleTimeError)
     /// Lets go of what reads hold open (a connection); a read after it opens it again.
     func finish()
+    /// Notifications of idleness and input, where the source gives them (GNOME's watches): a
+    /// nap is then held without polling. Nil where the source can only be read.
+    func watches() -> (any IdleWatches)?
 }
 
 extension IdleTimeReader {
     func probe() throws(IdleTimeError) { _ = try idleTime() }
     func finish() {}
+    func watches() -> (any IdleWatches)? { nil }
 }
 
 /// An idle time could not be read.
@@ -31,10 +35,15 @@ public struct IdleTimeError: Error, Sendable, Hashable, CustomStringConvertible 
     public var description: String { "\(source): \(problem)" }
 }
 
-/// The idle time of the sources that answer over D-Bus, each call bounded by `limit`.
-struct BusIdleTime: IdleTimeReader {
+/// The idle time of the sources that answer over D-Bus, each call bounded by `limit`. One
+/// connection is kept between reads (logind's read is two calls on it); a failed read closes it,
+/// and the next read connects again.
+///
+/// Not thread-safe on its own: one thread uses it at a time (``DesktopHold``'s, or `doctor`'s).
+final class BusIdleTime: IdleTimeReader, @unchecked Sendable {
     enum Kind: Sendable, Hashable {
-        /// GNOME Shell: `org.gnome.Mutter.IdleMonitor.GetIdletime` (milliseconds).
+        /// GNOME Shell: `org.gnome.Mutter.IdleMonitor.GetIdletime` (milliseconds), and its idle
+        /// and user-active watches (``MutterIdleWatches``).
         case mutter
         /// KDE Plasma and others: `org.freedesktop.ScreenSaver.GetSessionIdleTime`, read as
         /// milliseconds as KDE answers it.
@@ -46,6 +55,12 @@ struct BusIdleTime: IdleTimeReader {
 
     let kind: Kind
     let limit: Duration
+    private var connection: BusConnection?
+
+    init(kind: Kind, limit: Duration) {
+        self.kind = kind
+        self.limit = limit
+    }
 
     var name: String {
         switch kind {
@@ -53,6 +68,17 @@ struct BusIdleTime: IdleTimeReader {
         case .screenSaver: "org.freedesktop.ScreenSaver"
         case .logind: "systemd-logind (IdleHint)"
         }
+    }
+
+    func finish() {
+        connection?.close()
+        connection = nil
+    }
+
+    /// GNOME tells when the idle time reaches a length and when input comes (its watches), so
+    /// nothing needs polling; the other sources are read.
+    func watches() -> (any IdleWatches)? {
+        kind == .mutter ? MutterIdleWatches(limit: limit) : nil
     }
 
     /// logind's hint means something only in a graphical session (the desktop sets it); on a text
@@ -67,6 +93,7 @@ struct BusIdleTime: IdleTimeReader {
             }
             type = found
         } catch let error as BusError {
+            finish()
             throw IdleTimeError(source: name, problem: error.reason)
         } catch let error as IdleTimeError {
             throw error
@@ -82,16 +109,11 @@ struct BusIdleTime: IdleTimeReader {
         do {
             switch kind {
             case .mutter:
-                let method = BusMethod(service: "org.gnome.Mutter.IdleMonitor", path: "/org/gnome/Mutter/IdleMonitor/Core",
-                                       interface: "org.gnome.Mutter.IdleMonitor", member: "GetIdletime")
-                guard case .uint64(let milliseconds) = try Bus.call(method, on: .session, replying: [.uint64], timeout: limit).first else {
-                    throw IdleTimeError(source: name, problem: "no idle time in its reply")
-                }
-                return .milliseconds(Int64(clamping: milliseconds))
+                return try Self.mutterIdleTime(on: open(for: MutterIdleWatches.getIdletime), limit: limit, source: name)
             case .screenSaver:
                 let method = BusMethod(service: "org.freedesktop.ScreenSaver", path: "/org/freedesktop/ScreenSaver",
                                        interface: "org.freedesktop.ScreenSaver", member: "GetSessionIdleTime")
-                guard case .uint32(let milliseconds) = try Bus.call(method, on: .session, replying: [.uint32], timeout: limit).first else {
+                guard case .uint32(let milliseconds) = try open(for: method).call(method, replying: [.uint32], timeout: limit).first else {
                     throw IdleTimeError(source: name, problem: "no idle time in its reply")
                 }
                 return .milliseconds(Int64(milliseconds))
@@ -99,22 +121,42 @@ struct BusIdleTime: IdleTimeReader {
                 return try logindIdleTime()
             }
         } catch let error as BusError {
+            finish()
             throw IdleTimeError(source: name, problem: error.isUnavailable ? "not on \(error.bus.name)" : error.reason)
         } catch let error as IdleTimeError {
+            finish()
             throw error
         } catch {
+            finish()
             throw IdleTimeError(source: name, problem: "\(error)")
         }
     }
 
-    /// logind says idle or not, and since when on CLOCK_MONOTONIC; not idle is no idle time.
+    /// GNOME's idle time, asked on `connection`.
+    static func mutterIdleTime(on connection: BusConnection, limit: Duration, source: String) throws -> Duration {
+        guard case .uint64(let milliseconds) = try connection.call(MutterIdleWatches.getIdletime, replying: [.uint64], timeout: limit).first else {
+            throw IdleTimeError(source: source, problem: "no idle time in its reply")
+        }
+        return .milliseconds(Int64(clamping: milliseconds))
+    }
+
+    /// The connection kept between reads, opened when there is none.
+    private func open(for method: BusMethod) throws(BusError) -> BusConnection {
+        if let connection { return connection }
+        let opened = try BusConnection(kind == .logind ? .system : .session, for: method)
+        connection = opened
+        return opened
+    }
+
+    /// A property of this process's logind session.
     private func sessionProperty(_ property: String, _ type: BusReplyType) throws -> BusReplyValue? {
         let method = BusMethod(service: "org.freedesktop.login1", path: "/org/freedesktop/login1/session/auto",
                                interface: "org.freedesktop.DBus.Properties", member: "Get")
-        return try Bus.call(method, on: .system, [.string("org.freedesktop.login1.Session"), .string(property)],
-                            replying: [.variant(type)], timeout: limit).first
+        return try open(for: method).call(method, [.string("org.freedesktop.login1.Session"), .string(property)],
+                                          replying: [.variant(type)], timeout: limit).first
     }
 
+    /// logind says idle or not, and since when on CLOCK_MONOTONIC; not idle is no idle time.
     private func logindIdleTime() throws -> Duration {
         guard case .boolean(let idle) = try sessionProperty("IdleHint", .boolean) else {
             throw IdleTimeError(source: name, problem: "no IdleHint in its reply")

@@ -332,7 +332,7 @@ public final class LiveNap: Sendable {
     public func run() async -> NapResult {
         desktopHold?.start(phase: { [weak session] in session?.phase ?? .finished },
                            send: { [weak session] in session?.send($0) },
-                           warn: { [note] in note(.warning($0)) })
+                           note: note)
         let result = await session.run()
         desktopHold?.stop()
         control?.close()

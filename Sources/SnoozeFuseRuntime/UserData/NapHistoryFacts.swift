@@ -20,6 +20,7 @@ public struct NapHistoryFacts: Codable, Sendable, Hashable {
     public var hold: String?
     /// With a desktop hold: the idle time that ended the hold, in seconds. The person stopped
     /// using the machine this long before the release started: that is when they fell asleep.
+    /// Nil once the hold was given up (the release then started without a quiet spell).
     public var idleAfter: Double?
     public var sound: String?
     public var preset: String?
@@ -110,6 +111,10 @@ public struct NapHistoryFacts: Codable, Sendable, Hashable {
         case .end:
             outcome = record.outcome?.rawValue
             ended = at
+        case .hold:
+            // A desktop hold given up (its idle time could not be read) released the nap without
+            // --idle-after of quiet: nothing tells when the person last used the machine.
+            if record.what == HoldSource.none.rawValue { idleAfter = nil }
         default:
             break
         }

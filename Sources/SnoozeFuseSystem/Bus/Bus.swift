@@ -53,6 +53,8 @@ public enum BusArgument: Sendable, Hashable {
     case string(String)
     /// `u`
     case uint32(UInt32)
+    /// `t`
+    case uint64(UInt64)
     /// `i`
     case int32(Int32)
     /// `y`
@@ -67,6 +69,7 @@ public enum BusArgument: Sendable, Hashable {
         switch self {
         case .string: "s"
         case .uint32: "u"
+        case .uint64: "t"
         case .int32: "i"
         case .byte: "y"
         case .strings: "as"
@@ -128,82 +131,26 @@ public enum Bus {
     ///   is not of `replyTypes`.
     public static func call(_ method: BusMethod, on bus: BusKind, _ arguments: [BusArgument] = [],
                             replying replyTypes: [BusReplyType] = [], timeout: Duration) throws(BusError) -> [BusReplyValue] {
-        let fail = { (stage: BusError.Stage, result: Int32) in BusError(bus: bus, method: method, stage: stage, code: -result) }
-        var connection: OpaquePointer?
-        let opened = bus == .system ? sd_bus_open_system(&connection) : sd_bus_open_user(&connection)
-        guard opened >= 0, let connection else { throw fail(.connect, opened) }
-        let box = ReplyBox()
-        defer {
-            // The pending call's slot belongs to the connection: closing it drops the callback
-            // before `box` goes away.
-            sd_bus_close_unref(connection)
-            withExtendedLifetime(box) {}
-        }
-        var message: OpaquePointer?
-        var result = sd_bus_message_new_method_call(connection, &message, method.service, method.path, method.interface, method.member)
-        guard result >= 0, let message else { throw fail(.message, result) }
-        defer { sd_bus_message_unref(message) }
-        for argument in arguments {
-            result = append(argument, to: message)
-            guard result >= 0 else { throw fail(.message, result) }
-        }
-        let limit = microseconds(timeout)
-        result = sd_bus_call_async(connection, nil, message, { reply, userdata, _ in
-            guard let userdata else { return 0 }
-            let box = Unmanaged<ReplyBox>.fromOpaque(userdata).takeUnretainedValue()
-            box.reply = sd_bus_message_ref(reply)
-            return 1
-        }, Unmanaged.passUnretained(box).toOpaque(), limit)
-        guard result >= 0 else { throw fail(.send, result) }
-        // Drives the connection (connecting, authenticating, sending, receiving) until the reply is
-        // in or the time is up.
-        let deadline = BootInstant.now.advanced(by: timeout)
-        while box.reply == nil {
-            result = sd_bus_process(connection, nil)
-            if result == -EINTR { continue }
-            guard result >= 0 else { throw fail(.wait, result) }
-            if result > 0 { continue }
-            let left = BootInstant.now.duration(to: deadline)
-            guard left > .zero else {
-                throw BusError(bus: bus, method: method, stage: .wait, code: ETIMEDOUT, timeout: timeout)
-            }
-            result = sd_bus_wait(connection, microseconds(left))
-            if result < 0 && result != -EINTR { throw fail(.wait, result) }
-        }
-        guard let reply = box.reply else { throw fail(.wait, -EIO) }
-        defer { sd_bus_message_unref(reply) }
-        if let error = sd_bus_message_get_error(reply), sd_bus_error_is_set(error) != 0 {
-            let name = error.pointee.name.map { String(cString: $0) }
-            let text = error.pointee.message.map { String(cString: $0) }
-            var failure = BusError(bus: bus, method: method, stage: .reply, code: sd_bus_error_get_errno(error))
-            failure.remoteName = name
-            failure.remoteMessage = text
-            if name == "org.freedesktop.DBus.Error.NoReply" || name == "org.freedesktop.DBus.Error.Timeout" {
-                failure.timeout = timeout
-            }
-            throw failure
-        }
-        return try read(replyTypes, from: reply, bus: bus, method: method)
+        let connection = try BusConnection(bus, for: method)
+        defer { connection.close() }
+        return try connection.call(method, arguments, replying: replyTypes, timeout: timeout)
     }
 
-    /// Where a reply lands: set by the callback, on the calling thread, inside `sd_bus_process`.
-    private final class ReplyBox {
-        var reply: OpaquePointer?
-    }
-
-    private static func microseconds(_ duration: Duration) -> UInt64 {
+    static func microseconds(_ duration: Duration) -> UInt64 {
         let parts = duration.components
         guard parts.seconds >= 0 else { return 1 }
         return UInt64(parts.seconds) * 1_000_000 + UInt64(parts.attoseconds / 1_000_000_000_000) + 1
     }
 
     /// Appends one argument; returns sd-bus's result (negative errno on failure).
-    private static func append(_ argument: BusArgument, to message: OpaquePointer) -> Int32 {
+    static func append(_ argument: BusArgument, to message: OpaquePointer) -> Int32 {
         switch argument {
         case .string(let text):
             return text.withCString { sd_bus_message_append_basic(message, type("s"), $0) }
         case .uint32(var value):
             return sd_bus_message_append_basic(message, type("u"), &value)
+        case .uint64(var value):
+            return sd_bus_message_append_basic(message, type("t"), &value)
         case .int32(var value):
             return sd_bus_message_append_basic(message, type("i"), &value)
         case .byte(var value):
@@ -239,7 +186,7 @@ public enum Bus {
         return sd_bus_message_close_container(message)
     }
 
-    private static func read(_ types: [BusReplyType], from reply: OpaquePointer, bus: BusKind,
+    static func read(_ types: [BusReplyType], from reply: OpaquePointer, bus: BusKind,
                              method: BusMethod) throws(BusError) -> [BusReplyValue] {
         var values: [BusReplyValue] = []
         func failed(_ result: Int32) -> BusError {
