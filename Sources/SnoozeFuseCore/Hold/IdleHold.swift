@@ -13,6 +13,14 @@ public enum HoldSource: String, Sendable, Hashable, CaseIterable, Codable {
     public var waitsForHold: Bool { self != .none }
 }
 
+/// What a desktop's watch said (GNOME's idle and user-active watches).
+public enum IdleNotice: Sendable, Hashable {
+    /// No input has come for the length watched (`--idle-after`).
+    case idle
+    /// Input came.
+    case active
+}
+
 /// A desktop hold as a pure state machine: `(state, idle time read at an instant, phase) →
 /// (state, session events, when to read again)`. No clock, bus or X server inside: the driver reads
 /// the desktop's idle time (the time since the last key or pointer input anywhere in the session)
@@ -89,5 +97,59 @@ public struct IdleHold<Instant: InstantProtocol>: Sendable, Hashable where Insta
             return Step(events: [.holdBegan], next: now.advanced(by: max(idleAfter - idle, .zero)))
         }
         return Step(events: [], next: now.advanced(by: Self.releasePoll))
+    }
+
+    // MARK: - Watched (a desktop that tells, rather than one that is read)
+
+    /// A watch fired at `now` (see ``IdleNotice``): one fires when no input has come for
+    /// `idleAfter`, once per quiet spell; one, set after each release, at the next input.
+    ///
+    /// `next` is `now` when the idle time must be read at once (after a release: input may have
+    /// come before the input watch was set; hand it to ``observeWatched(idle:at:phase:)``), nil
+    /// when the watches tell what comes next.
+    public mutating func notice(_ notice: IdleNotice, at now: Instant, phase: Phase) -> Step {
+        guard Self.reads(in: phase) else { return Step(events: [], next: nil) }
+        switch (notice, holding) {
+        case (.idle, true):
+            // Trusted as it comes. (One that fired for a quiet spell a read had already ended,
+            // handled after input began a new hold, ends that hold too soon; the read after the
+            // release finds the input and holds again. Doubting it instead could keep a nap held
+            // when a notice comes late.)
+            holding = false
+            lastInputAtRelease = now.advanced(by: .zero - idleAfter)
+            return Step(events: [.holdEnded], next: now)
+        case (.active, false):
+            holding = true
+            lastInputAtRelease = nil
+            return Step(events: [.holdBegan], next: nil)
+        case (.idle, false), (.active, true):
+            // An idle watch that fired for the quiet spell a read had already ended the hold at;
+            // input while held, which changes nothing.
+            return Step(events: [], next: nil)
+        }
+    }
+
+    /// The idle time, read at `now` where the watches cannot tell: at the start (``begin(at:)``)
+    /// and once after each release.
+    ///
+    /// Held, it is read as ``observe(idle:at:phase:)`` reads it, and a release asks for a read at
+    /// once. Released, an idle time shorter than `idleAfter` is input since the release: the idle
+    /// time only grows without input, and it had reached `idleAfter` when the hold ended. (The
+    /// instant the read implies is not compared with the release's: a reply delayed on a busy
+    /// machine would look like input.)
+    public mutating func observeWatched(idle: Duration, at now: Instant, phase: Phase) -> Step {
+        guard Self.reads(in: phase) else { return Step(events: [], next: nil) }
+        let idle = max(idle, .zero)
+        let lastInput = now.advanced(by: .zero - idle)
+        if holding {
+            guard idle >= idleAfter else { return Step(events: [], next: nil) }
+            holding = false
+            lastInputAtRelease = lastInput
+            return Step(events: [.holdEnded], next: now)
+        }
+        guard idle < idleAfter else { return Step(events: [], next: nil) }
+        holding = true
+        lastInputAtRelease = nil
+        return Step(events: [.holdBegan], next: nil)
     }
 }

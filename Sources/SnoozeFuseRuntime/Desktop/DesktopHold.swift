@@ -68,35 +68,33 @@ final class DesktopHold: Sendable {
         case failed(IdleTimeError)
     }
 
-    /// Holds the nap by the desktop's watches: nothing is read on a schedule. A read is made only
-    /// where a watch cannot tell: at the start, when a new hold is already idle, and once after
-    /// each release (input between the idle notice and the input watch).
+    /// Holds the nap by the desktop's watches (``IdleHold/notice(_:at:phase:)``): nothing is read
+    /// on a schedule, only where a watch cannot tell (at the start, and once after each release).
     private func hold(_ hold: inout IdleHold<BootInstant>, _ step: inout IdleHold<BootInstant>.Step, by watches: any IdleWatches,
                       bell: EventBell, phase: @Sendable () -> Phase, send: @Sendable (NapCommand) -> Void) -> WatchEnd {
         do throws(IdleTimeError) {
             try watches.watchIdle(after: idleAfter)
             var watchingInput = false
             while true {
-                for _ in 0 ..< 3 {
-                    guard IdleHold<BootInstant>.reads(in: phase()) else { return .over }
-                    if !hold.holding && !watchingInput {
-                        try watches.watchActive()
-                        watchingInput = true
-                    } else if !hold.holding || step.next.map({ $0 > BootInstant.now }) ?? true {
-                        break
-                    }
-                    step = hold.observe(idle: try watches.idleTime(), at: BootInstant.now, phase: phase())
-                    Self.deliver(step.events, send)
-                }
-                guard let notice = try watches.next(orRung: bell) else { return .over }
                 guard IdleHold<BootInstant>.reads(in: phase()) else { return .over }
-                if notice == .active { watchingInput = false }
-                // An idle watch fires when the idle time reaches --idle-after; an input watch at input.
-                step = hold.observe(idle: notice == .idle ? idleAfter : .zero, at: BootInstant.now, phase: phase())
+                // Released: the next input is watched for before the idle time is read, so no
+                // input falls between the two.
+                if !hold.holding && !watchingInput {
+                    try watches.watchActive()
+                    watchingInput = true
+                }
+                if let next = step.next, next <= BootInstant.now {
+                    step = hold.observeWatched(idle: try watches.idleTime(), at: BootInstant.now, phase: phase())
+                } else {
+                    guard let notice = try watches.next(orRung: bell) else { return .over }
+                    if notice == .active { watchingInput = false }
+                    step = hold.notice(notice, at: BootInstant.now, phase: phase())
+                }
                 Self.deliver(step.events, send)
             }
         } catch {
-            return .failed(error)
+            // Once the nap has started nothing is read: a failure then is no one's concern.
+            return IdleHold<BootInstant>.reads(in: phase()) ? .failed(error) : .over
         }
     }
 

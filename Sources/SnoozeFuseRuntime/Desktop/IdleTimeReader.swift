@@ -39,7 +39,9 @@ public struct IdleTimeError: Error, Sendable, Hashable, CustomStringConvertible 
 /// connection is kept between reads (logind's read is two calls on it); a failed read closes it,
 /// and the next read connects again.
 ///
-/// Not thread-safe on its own: one thread uses it at a time (``DesktopHold``'s, or `doctor`'s).
+/// Not thread-safe on its own: one thread uses it at a time. A nap probes it while it sets up,
+/// then hands it to ``DesktopHold``'s thread, which alone uses it from then on (starting the
+/// thread orders the two); `doctor` uses it on one thread.
 final class BusIdleTime: IdleTimeReader, @unchecked Sendable {
     enum Kind: Sendable, Hashable {
         /// GNOME Shell: `org.gnome.Mutter.IdleMonitor.GetIdletime` (milliseconds), and its idle

@@ -1,16 +1,10 @@
+import SnoozeFuseCore
 import SnoozeFuseSystem
 
-/// What a desktop's watch said.
-enum IdleNotice: Sendable, Hashable {
-    /// No input has come for the length watched.
-    case idle
-    /// Input came.
-    case active
-}
-
 /// Notifications of the desktop's idleness and input, so that a nap is held without reading the
-/// idle time on a schedule. Every call is bounded (a bus call's time limit) and blocks its thread:
-/// one ``DesktopHold`` thread uses it, never an event loop's or Swift's shared pool.
+/// idle time on a schedule. Each call to the desktop is bounded (a bus call's time limit);
+/// ``next(orRung:)`` sleeps until a watch fires or its bell rings. It blocks its thread: one
+/// ``DesktopHold`` thread uses it, never an event loop's or Swift's shared pool.
 protocol IdleWatches: AnyObject {
     /// Names the source in messages.
     var name: String { get }
@@ -73,7 +67,7 @@ final class MutterIdleWatches: IdleWatches {
         while true {
             let signal: BusSignal?
             do {
-                signal = try connection.nextSignal(orRung: bell, until: nil)
+                signal = try connection.nextSignal(orRung: bell)
             } catch {
                 throw failure(error)
             }

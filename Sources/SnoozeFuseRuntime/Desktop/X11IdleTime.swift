@@ -7,7 +7,8 @@ import SnoozeFuseSystem
 /// ``limit``. One connection is kept between reads; a failed read closes it, and the next read
 /// connects again.
 ///
-/// Not thread-safe on its own: one ``DesktopHold`` thread uses it at a time.
+/// Not thread-safe on its own: one thread uses it at a time (a nap probes it while it sets up and
+/// hands it to ``DesktopHold``'s thread, which alone uses it from then on).
 final class X11IdleTime: IdleTimeReader, @unchecked Sendable {
     let display: X11Wire.Display
     let displayName: String

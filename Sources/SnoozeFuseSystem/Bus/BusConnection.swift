@@ -37,10 +37,13 @@ public struct BusSignalRule: Sendable, Hashable, CustomStringConvertible {
     /// As a method, for the errors of listening (``BusError`` names a method).
     var asMethod: BusMethod { BusMethod(service: service, path: path ?? "/", interface: interface, member: member) }
 
-    /// Whether `signal` is one of these. The sender is not compared: a signal carries the unique
-    /// name of its sender, which the bus has already matched against `service`.
-    func matches(_ signal: BusSignal) -> Bool {
-        guard signal.interface == interface, signal.member == member, path.map({ $0 == signal.path }) ?? true else { return false }
+    /// Whether `signal` is one of these, sent by `owner` (the unique name that owned `service`
+    /// when listening began). A signal addressed to this connection reaches it whatever its match
+    /// rules say, so the sender is compared here: no other program on the bus can pass for the
+    /// service.
+    func matches(_ signal: BusSignal, from owner: String) -> Bool {
+        guard signal.sender == owner, signal.interface == interface, signal.member == member,
+              path.map({ $0 == signal.path }) ?? true else { return false }
         guard let firstArgument else { return true }
         if case .string(let value)? = signal.arguments.first { return value == firstArgument }
         return false
@@ -49,6 +52,8 @@ public struct BusSignalRule: Sendable, Hashable, CustomStringConvertible {
 
 /// A signal received on a ``BusConnection``.
 public struct BusSignal: Sendable, Hashable {
+    /// The unique name of the connection that sent it (`:1.42`).
+    public var sender: String
     public var path: String
     public var interface: String
     public var member: String
@@ -64,8 +69,8 @@ public struct BusSignal: Sendable, Hashable {
 /// the service drops it when the connection closes (on ``close()``, on deinit, or when the process
 /// dies).
 ///
-/// Blocks the calling thread; not thread-safe: one thread of its own uses it at a time, never an
-/// event loop's or Swift's shared pool.
+/// Blocks the calling thread; not thread-safe: one thread of its own uses it, never an event
+/// loop's or Swift's shared pool.
 public final class BusConnection {
     public let bus: BusKind
     private var connection: OpaquePointer?
@@ -73,7 +78,8 @@ public final class BusConnection {
 
     /// What the connection's filter collects while sd-bus processes messages.
     private final class Inbox {
-        var rules: [BusSignalRule] = []
+        /// Each rule with the unique name of its sender.
+        var rules: [(rule: BusSignalRule, owner: String)] = []
         var signals: [BusSignal] = []
         var disconnected = false
     }
@@ -136,10 +142,11 @@ public final class BusConnection {
             return 1
         }, Unmanaged.passUnretained(box).toOpaque(), Bus.microseconds(timeout))
         guard result >= 0 else { throw fail(.send, result) }
-        // A call given up on is cancelled: its callback never runs after `box` has gone.
+        // A call given up on is cancelled: its callback never runs after `box` has gone. A reply
+        // that came in a pass that then failed is let go too.
         defer {
             sd_bus_slot_unref(slot)
-            withExtendedLifetime(box) {}
+            if let reply = box.reply { sd_bus_message_unref(reply) }
         }
         // Drives the connection (connecting, authenticating, sending, receiving) until the reply is
         // in or the time is up.
@@ -157,7 +164,6 @@ public final class BusConnection {
             if result < 0 && result != -EINTR { throw fail(.wait, result) }
         }
         guard let reply = box.reply else { throw fail(.wait, -EIO) }
-        defer { sd_bus_message_unref(reply) }
         if let error = sd_bus_message_get_error(reply), sd_bus_error_is_set(error) != 0 {
             let name = error.pointee.name.map { String(cString: $0) }
             let text = error.pointee.message.map { String(cString: $0) }
@@ -172,26 +178,37 @@ public final class BusConnection {
         return try Bus.read(replyTypes, from: reply, bus: bus, method: method)
     }
 
-    /// Asks the bus for the signals of `rule` (`AddMatch`, bounded by `timeout`); from then on
-    /// ``nextSignal(orRung:until:)`` hands them on.
+    /// Asks the bus for the signals of `rule` (`AddMatch`) from the program that owns its service
+    /// now (`GetNameOwner`), each call bounded by `timeout`; from then on ``nextSignal(orRung:)``
+    /// hands them on. Once that program leaves the bus, its successor's signals are not taken.
+    /// - Throws: ``BusError`` when nothing owns the service, or a call fails.
     public func listen(to rule: BusSignalRule, timeout: Duration) throws(BusError) {
-        let addMatch = BusMethod(service: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                                 interface: "org.freedesktop.DBus", member: "AddMatch")
-        inbox.rules.append(rule)
-        do {
-            _ = try call(addMatch, [.string(rule.matchRule)], timeout: timeout)
-        } catch {
-            inbox.rules.removeLast()
-            throw error
+        let owner: String
+        if rule.service == Self.busService {
+            owner = Self.busService // the bus speaks for itself
+        } else {
+            let getOwner = Self.busMethod("GetNameOwner", of: rule.service)
+            guard case .string(let found)? = try call(getOwner, [.string(rule.service)], replying: [.string], timeout: timeout).first else {
+                throw BusError(bus: bus, method: getOwner, stage: .reply, code: EBADMSG)
+            }
+            owner = found
         }
+        _ = try call(Self.busMethod("AddMatch", of: rule.service), [.string(rule.matchRule)], timeout: timeout)
+        inbox.rules.append((rule, owner))
     }
 
-    /// The next signal listened for, sleeping until one comes, `bell` rings or `deadline` passes on
-    /// CLOCK_BOOTTIME (never, when nil): nil for the bell or the deadline (the bell's rings are
-    /// taken).
+    private static let busService = "org.freedesktop.DBus"
+
+    /// A method of the bus itself, named in errors as being about `service`.
+    private static func busMethod(_ member: String, of service: String) -> BusMethod {
+        BusMethod(service: busService, path: "/org/freedesktop/DBus", interface: busService, member: member)
+    }
+
+    /// The next signal listened for, sleeping until one comes or `bell` rings: nil for the bell
+    /// (its rings are taken). Without a bell it waits until a signal comes or the connection ends.
     /// - Throws: ``BusError`` (stage `wait`) when the connection breaks or is closed.
-    public func nextSignal(orRung bell: EventBell?, until deadline: BootInstant?) throws(BusError) -> BusSignal? {
-        let method = inbox.rules.first?.asMethod
+    public func nextSignal(orRung bell: EventBell?) throws(BusError) -> BusSignal? {
+        let method = inbox.rules.first?.rule.asMethod
             ?? BusMethod(service: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "AddMatch")
         let bus = bus
         let fail = { (result: Int32) in BusError(bus: bus, method: method, stage: .wait, code: -result) }
@@ -214,12 +231,6 @@ public final class BusConnection {
                 clock_gettime(CLOCK_MONOTONIC, &now)
                 let nowMicroseconds = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec / 1000)
                 milliseconds = Int64(clamping: (busTimeout &- min(busTimeout, nowMicroseconds) + 999) / 1000)
-            }
-            if let deadline {
-                let left = BootInstant.now.duration(to: deadline)
-                guard left > .zero else { return nil }
-                let leftMilliseconds = left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1
-                milliseconds = milliseconds < 0 ? leftMilliseconds : min(milliseconds, leftMilliseconds)
             }
             var descriptors = [pollfd(fd: descriptor, events: Int16(truncatingIfNeeded: events), revents: 0)]
             if let bell { descriptors.append(pollfd(fd: bell.descriptor, events: Int16(POLLIN), revents: 0)) }
@@ -245,11 +256,12 @@ public final class BusConnection {
             return
         }
         let path = sd_bus_message_get_path(message).map { String(cString: $0) } ?? ""
-        var signal = BusSignal(path: path, interface: interface, member: member, arguments: [])
+        let sender = sd_bus_message_get_sender(message).map { String(cString: $0) } ?? ""
+        var signal = BusSignal(sender: sender, path: path, interface: interface, member: member, arguments: [])
         // The rules' first argument is a string: read the arguments before matching.
         signal.arguments = basicArguments(of: message)
         sd_bus_message_rewind(message, 1)
-        if inbox.rules.contains(where: { $0.matches(signal) }) { inbox.signals.append(signal) }
+        if inbox.rules.contains(where: { $0.rule.matches(signal, from: $0.owner) }) { inbox.signals.append(signal) }
     }
 
     /// The leading arguments of `message` of the basic types a ``BusReplyValue`` holds.
@@ -287,3 +299,7 @@ public final class BusConnection {
         var reply: OpaquePointer?
     }
 }
+
+/// One thread uses a connection (sd-bus's are not thread-safe).
+@available(*, unavailable)
+extension BusConnection: Sendable {}
