@@ -23,6 +23,7 @@ build: deps
 	@if [ -e .build/$(CONFIG)/snoozefuse ] && [ $(LINK_ORDER) -nt .build/$(CONFIG)/snoozefuse ]; then rm -f .build/$(CONFIG)/snoozefuse; fi
 	$(SWIFT) build -c $(CONFIG) --product snoozefuse $(RELEASE_FLAGS)
 	$(SWIFT) build -c $(CONFIG) --product snoozefuse-plugin-host $(RELEASE_FLAGS)
+	$(SWIFT) build -c $(CONFIG) --product snoozefuse-guardian $(RELEASE_FLAGS)
 
 # Re-profile which functions an alarm runs (valgrind), then relink with the new order.
 link-order: build

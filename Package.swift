@@ -16,6 +16,7 @@ let package = Package(
         .executable(name: "snoozefuse", targets: ["snoozefuse"]),
         // The only program that loads plugins: each plugin instance of a nap runs in a child of it.
         .executable(name: "snoozefuse-plugin-host", targets: ["snoozefuse-plugin-host"]),
+        .executable(name: "snoozefuse-guardian", targets: ["snoozefuse-guardian"]),
         .library(name: "SnoozeFuseCore", targets: ["SnoozeFuseCore"]),
         // MARK: Built-in plugins: dynamic libraries that see only the plugin ABI header
         .library(name: "snoozefuse-tone", type: .dynamic, targets: ["SnoozeFuseTonePlugin"]),
@@ -105,6 +106,12 @@ let package = Package(
                 "SnoozeFusePluginABI", "SnoozeFuseSystem",
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: strictSettings
+        ),
+        // The idle half of a nap's guardian: waits with nothing but the Swift runtime, then becomes
+        // `snoozefuse guardian` (no Foundation, no package: its memory is the floor's).
+        .executableTarget(
+            name: "snoozefuse-guardian",
             swiftSettings: strictSettings
         ),
         .executableTarget(
@@ -218,7 +225,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SnoozeFuseCLITests",
-            dependencies: ["snoozefuse", "snoozefuse-plugin-host", "SnoozeFuseSystem", "SnoozeFuseTestSupport"],
+            dependencies: ["snoozefuse", "snoozefuse-plugin-host", "snoozefuse-guardian", "SnoozeFuseSystem", "SnoozeFuseTestSupport"],
             swiftSettings: strictSettings
         ),
     ]

@@ -12,8 +12,9 @@ shipped binary. Not run by CI.
 
 Usage: Scripts/bench-report.py [--quick] [--only SECTION ...] [--binary PATH] [--out FILE]
   --quick   one pair, short windows, few naps: for development (the report says so)
-  --only    run only these sections (startup wakeups lateness audio heard memory import plugins
-            guardian history) and print their rows; RESULTS.md is written only by a whole run
+  --only    run only these sections (floor startup wakeups lateness audio heard memory import
+            plugins guardian history) and print their rows; RESULTS.md is written only by a whole
+            run. The start-up and memory rows measure the floor themselves when it was not run.
 """
 import argparse
 import glob
@@ -28,7 +29,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SECTIONS = ["startup", "wakeups", "lateness", "audio", "heard", "memory", "import", "plugins", "guardian", "history"]
+SECTIONS = ["floor", "startup", "wakeups", "lateness", "audio", "heard", "memory", "import", "plugins", "guardian", "history"]
 
 
 def say(text):
@@ -50,6 +51,8 @@ class Bench:
         self.notes = []         # lines for the report's notes
         self.children = []      # process groups to end on the way out
         self.ptys = []          # commands on pseudo-terminals (process groups of their own), likewise
+        self.floors = {}        # the floor programs (Benchmarks/Floor), built once: name -> path
+        self.floor_figures = {} # their start-up (s) and peak memory (MiB), measured once
 
     # MARK: - Helpers
 
@@ -97,10 +100,12 @@ class Bench:
             if process.poll() is None:
                 self.end(process, signal.SIGKILL)
 
-    def hyperfine_median(self, command, runs, env=None):
-        """The median wall time, in seconds, of `runs` runs of `command` (hyperfine, no shell)."""
+    def hyperfine_median(self, command, runs, env=None, failing=False):
+        """The median wall time, in seconds, of `runs` runs of `command` (hyperfine, no shell);
+        `failing`: the command exits non-zero by design (a refusal is what is measured)."""
         out = os.path.join(self.work, "hyperfine.json")
-        subprocess.run(["hyperfine", "-N", "--warmup", "2", "--runs", str(runs), "--export-json", out, command],
+        subprocess.run(["hyperfine", "-N", "--warmup", "2", "--runs", str(runs), "--export-json", out]
+                       + (["--ignore-failure"] if failing else []) + [command],
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
         return json.load(open(out))["results"][0]["median"]
 
@@ -228,6 +233,72 @@ class Bench:
             time.sleep(0.1)
         raise RuntimeError("the nap did not start napping")
 
+
+    # MARK: - The floor (issue 23)
+
+    # The shipped binary's flags (the Makefile's RELEASE_FLAGS, less the link order of its own
+    # functions), as swiftc takes them.
+    FLOOR_FLAGS = ["-O", "-wmo", "-static-stdlib", "-Xclang-linker", "-no-pie", "-use-ld=lld"]
+
+    def floor_program(self, name):
+        """The floor program `name` (foundation, plain) from Benchmarks/Floor, built once."""
+        if name not in self.floors:
+            out = os.path.join(self.work, f"floor-{name}")
+            subprocess.run(["swiftc", *self.FLOOR_FLAGS, os.path.join(ROOT, "Benchmarks", "Floor", f"floor-{name}.swift"), "-o", out],
+                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            self.floors[name] = out
+        return self.floors[name]
+
+    def peak(self, command, env=None):
+        """Peak resident memory (MiB) and minor page faults of one run of command."""
+        out = os.path.join(self.work, "rss")
+        subprocess.run(["/usr/bin/time", "-f", "%M %R", "-o", out] + command, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, env=env or self.env("memory"))
+        kib, faults = open(out).read().split()[-2:]
+        return int(kib) / 1024, int(faults)
+
+    def floor_figure(self, what):
+        """The Foundation floor's start-up (s, median of pairs against `true`) or peak memory (MiB)."""
+        if what not in self.floor_figures:
+            program = self.floor_program("foundation")
+            if what == "startup":
+                self.floor_figures[what] = statistics.median(
+                    [self.hyperfine_median(program, 20) for _ in range(self.pairs)])
+            else:
+                self.floor_figures[what] = statistics.median([self.peak([program])[0] for _ in range(self.pairs)])
+        return self.floor_figures[what]
+
+    def against_floor(self, what, command, budget, env=None, limit=None, failing=False):
+        """A start-up row: command against the Foundation floor, ABAB; `limit` x floor is met."""
+        floor = self.floor_program("foundation")
+        ours, base = self.alternate(lambda: self.hyperfine_median(command, 20, env, failing),
+                                    lambda: self.hyperfine_median(floor, 20, env))
+        ratio = statistics.median(ours) / statistics.median(base)
+        self.floor_figures.setdefault("startup", statistics.median(base))
+        self.row(what, self.spread(ours, 1000, unit=" ms"), "the Foundation floor " + self.spread(base, 1000, unit=" ms"),
+                 f"{ratio:.2f} × floor", budget, ratio <= limit if limit else None,
+                 (command.split(), env) if limit else None)
+        return ratio
+
+    def floor(self):
+        plain, foundation = self.floor_program("plain"), self.floor_program("foundation")
+        pairs = [self.alternate(lambda: self.hyperfine_median(program, 20), lambda: self.hyperfine_median("true", 20))
+                 for program in (foundation, plain)]
+        for (ours, true), label in zip(pairs, ("imports Foundation, asks it one thing", "without Foundation")):
+            self.row(f"the floor: a static Swift program that {label} and prints one line, start-up", self.spread(ours, 1000, unit=" ms"),
+                     "`true` " + self.spread(true, 1000, unit=" ms"), f"{statistics.median(ours) / statistics.median(true):.1f} × true",
+                     "report", None)
+        self.floor_figures["startup"] = statistics.median(pairs[0][0])
+        memory = {name: [self.peak([program])[0] for _ in range(self.pairs)] for name, program in (("foundation", foundation), ("plain", plain))}
+        true_peak = [self.peak(["true"])[0] for _ in range(self.pairs)]
+        self.floor_figures["memory"] = statistics.median(memory["foundation"])
+        self.row("the floor: peak memory, with Foundation / without", self.spread(memory["foundation"], digits=1, unit=" MiB")
+                 + " / " + self.spread(memory["plain"], digits=1, unit=" MiB"), "`true` " + self.spread(true_peak, digits=1, unit=" MiB"),
+                 f"{statistics.median(memory['foundation']) / statistics.median(true_peak):.1f} × true", "report", None)
+        self.notes.append("The floor programs are Benchmarks/Floor/floor-foundation.swift and floor-plain.swift, built with "
+                          f"`swiftc {' '.join(self.FLOOR_FLAGS)}` (the shipped binary's flags: a static Swift runtime, no PIE, lld). "
+                          "Every start-up and memory row that names the floor is a ratio to the Foundation one, measured in the same run.")
+
     # MARK: - Sections
 
     def startup(self):
@@ -252,6 +323,17 @@ class Bench:
                               "the instructions in its profile below (`parseAsRoot`). Reading and printing the live state is "
                               "about a fifth (`Status.run`: 5.8 M of 28 M instructions in a deeper callgrind listing of the "
                               "same command).")
+        # Issue 23: each command a status bar, a key binding or a script starts, against the
+        # floor; stop, snooze and add each make one round trip to the running nap.
+        budget = "≤ 1.3 × floor (issue 23)"
+        self.against_floor("start-up of `snoozefuse --version` against the floor", f"{self.binary} --version", budget, limit=1.3)
+        self.against_floor("start-up of `snoozefuse status` (a running nap) against the floor", f"{self.binary} status", budget, env, 1.3)
+        self.against_floor("start-up of `snoozefuse stop` (a running nap; off a terminal it is refused without --yes)",
+                           f"{self.binary} stop", budget, env, 1.3, failing=True)
+        self.against_floor("start-up of `snoozefuse snooze` (a running nap, not ringing: refused)", f"{self.binary} snooze", budget, env, 1.3,
+                           failing=True)
+        self.against_floor("start-up of `snoozefuse add 1s` (a running nap)", f"{self.binary} add 1s", budget, env, 1.3)
+        self.against_floor("start-up of `snoozefuse presets list`", f"{self.binary} presets list", budget, env, 1.3)
         self.end(nap)
 
     def wakeups(self):
@@ -594,10 +676,7 @@ snd_pcm_sframes_t snd_pcm_writei(snd_pcm_t *pcm, const void *buffer, snd_pcm_ufr
         seconds = "3" if self.quick else "5"
 
         def peak(command):
-            out = os.path.join(self.work, "rss")
-            subprocess.run(["/usr/bin/time", "-f", "%M", "-o", out] + command, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL, env=self.env("memory"))
-            return int(open(out).read().split()[-1]) / 1024
+            return self.peak(command)[0]
 
         mpv = []
         ours, peer = [], []
@@ -611,10 +690,15 @@ snd_pcm_sframes_t snd_pcm_writei(snd_pcm_t *pcm, const void *buffer, snd_pcm_ufr
         peers = "aplay " + self.spread(peer, digits=1, unit=" MiB")
         if mpv:
             peers += "; `mpv --no-video` " + self.spread(mpv, digits=1, unit=" MiB")
+        floor = self.floor_figure("memory")
+        to_aplay = statistics.median(ours) / statistics.median(peer)
         self.row("peak memory playing a 1-hour WAV (ALSA null)", self.spread(ours, digits=1, unit=" MiB"), peers,
-                 f"{statistics.median(ours) / statistics.median(peer):.1f} × aplay"
+                 f"{to_aplay:.2f} × aplay, {statistics.median(ours) / floor:.2f} × floor"
                  + (f", {statistics.median(ours) / statistics.median(mpv):.2f} × mpv" if mpv else ""),
-                 "≤ 20 MiB", max(ours) <= 20)
+                 "≤ 20 MiB (SPEC §8) and ≤ 2 × aplay (issue 23)", max(ours) <= 20 and to_aplay <= 2)
+        version = [self.peak([self.binary, "--version"])[0] for _ in range(self.pairs)]
+        self.row("peak memory of `snoozefuse --version`", self.spread(version, digits=1, unit=" MiB"), f"the Foundation floor {floor:.1f} MiB",
+                 f"{statistics.median(version) / floor:.2f} × floor", "report", None)
 
     def import_(self):
         wav = os.path.join(self.work, "long.wav")
@@ -745,7 +829,9 @@ int main(int argc, char **argv) {
         self.end(nap)
         self.row("the idle guardian: wake-ups per second", self.spread(rates, digits=3), "`sleep` 0", "–", "≤ 0.05",
                  max(rates) <= 0.05)
-        self.row("the idle guardian: peak memory", f"{peak:.1f} MiB", "–", "–", "report", None)
+        floor = self.floor_figure("memory")
+        self.row("the idle guardian: peak memory", f"{peak:.1f} MiB", f"the Foundation floor {floor:.1f} MiB",
+                 f"{peak / floor:.2f} × floor", "≤ 1.2 × floor (issue 23)", peak <= 1.2 * floor)
 
     def history(self):
         env = self.env("history")

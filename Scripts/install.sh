@@ -2,6 +2,7 @@
 # Installs snoozefuse into PREFIX (default /usr/local) from a folder of built products:
 #   PREFIX/bin/snoozefuse
 #   PREFIX/lib/snoozefuse/snoozefuse-plugin-host        (the only program that loads plugins)
+#   PREFIX/lib/snoozefuse/snoozefuse-guardian           (a nap's guardian while it waits)
 #   PREFIX/lib/snoozefuse/plugins/libsnoozefuse-*.so   (the built-in plugins)
 #   PREFIX/share/snoozefuse/sounds/*.caf                (the built-in alarm sounds)
 #   PREFIX/lib/systemd/user/snoozefuse-resume.service    (rings a nap a reboot interrupted, at login:
@@ -9,7 +10,7 @@
 #   PREFIX/share/man/man1/snoozefuse.1                  (the manual: Documentation/snoozefuse.1)
 #   PREFIX/share/bash-completion/completions/snoozefuse, PREFIX/share/zsh/site-functions/_snoozefuse,
 #   PREFIX/share/fish/vendor_completions.d/snoozefuse.fish   (completions, from the argument parser)
-# The binary finds the other two from its own location, so the tree can be moved as a whole.
+# The binary finds the others from its own location, so the tree can be moved as a whole.
 # Plugins are installed 0644 in folders 0755: snoozefuse refuses plugins that others can write.
 #
 # usage: Scripts/install.sh PRODUCTS_FOLDER [PREFIX]      (DESTDIR is honoured for packaging)
@@ -25,6 +26,7 @@ if [ ! -x "$products/snoozefuse" ]; then
 fi
 missing=""
 [ -x "$products/snoozefuse-plugin-host" ] || missing=" snoozefuse-plugin-host"
+[ -x "$products/snoozefuse-guardian" ] || missing="$missing snoozefuse-guardian"
 for plugin in tone noise terminal command led rumble; do
     [ -f "$products/libsnoozefuse-$plugin.so" ] || missing="$missing libsnoozefuse-$plugin.so"
 done
@@ -37,6 +39,7 @@ umask 022
 install -d "$destination/bin" "$destination/lib/snoozefuse/plugins" "$destination/share/snoozefuse/sounds"
 install -m 0755 "$products/snoozefuse" "$destination/bin/snoozefuse"
 install -m 0755 "$products/snoozefuse-plugin-host" "$destination/lib/snoozefuse/snoozefuse-plugin-host"
+install -m 0755 "$products/snoozefuse-guardian" "$destination/lib/snoozefuse/snoozefuse-guardian"
 for plugin in tone noise terminal command led rumble; do
     install -m 0644 "$products/libsnoozefuse-$plugin.so" "$destination/lib/snoozefuse/plugins/"
 done

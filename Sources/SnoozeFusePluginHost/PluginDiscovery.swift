@@ -64,14 +64,9 @@ public struct PluginSearchPath: Sendable, Hashable {
         return String(decoding: buffer[0 ..< count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    static func parent(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
-    }
+    static func parent(of path: String) -> String { CompanionProgram.parent(of: path) }
 
-    static func lastComponent(of path: String) -> String {
-        path.split(separator: "/").last.map(String.init) ?? path
-    }
+    static func lastComponent(of path: String) -> String { CompanionProgram.lastComponent(of: path) }
 }
 
 /// A note from a scan: a refused or skipped file, with its error.

@@ -39,13 +39,7 @@ public enum PluginHostProgram {
     /// Where it is looked for: next to the executable (a build folder, or a test's), then in
     /// `PREFIX/lib/snoozefuse/` for an executable in `PREFIX/bin/`.
     public static func candidates(executablePath: String?) -> [String] {
-        guard let executablePath else { return [] }
-        let folder = PluginSearchPath.parent(of: executablePath)
-        var found = [folder + "/" + name]
-        if PluginSearchPath.lastComponent(of: folder) == "bin" {
-            found.append(PluginSearchPath.parent(of: folder) + "/lib/snoozefuse/" + name)
-        }
-        return found
+        CompanionProgram.candidates(name, beside: executablePath)
     }
 
     /// The arguments of a child that serves one instance of the plugin at `path` configured by

@@ -115,6 +115,16 @@ func script(_ body: @escaping @Sendable (NapHome, inout Observed) throws -> Void
     }
 }
 
+/// The name of the program process `pid` runs (its executable's file name).
+private func programName(_ pid: Int32) -> String? {
+    (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")).map { URL(fileURLWithPath: $0).lastPathComponent }
+}
+
+/// Whether descriptor `fd` of process `pid` is the state folder's guardian lock.
+private func isGuardianLock(_ pid: Int32, _ fd: Int32) -> Bool {
+    (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)"))?.hasSuffix("/guardian.lock") == true
+}
+
 @Suite("A nap that nothing silences: guardian, hang-up, control, status, resume", .serialized)
 struct SurvivalTests {
     @Test func aNapKilledWhileNappingIsRungByItsGuardianAtItsDeadline() async throws {
@@ -125,9 +135,17 @@ struct SurvivalTests {
                                        "--device", "file:FILE=\(capture),FORMAT=wav", "--events", "jsonl", "--quiet", "--dismiss", "key"])
             seen.steps["napping"] = waitFor { home.state()?["phase"] as? String == "napping" && home.state()?["guardianPid"] != nil }
             guard let live = home.state(), let due = alarmDue(live), let guardian = (live["guardianPid"] as? NSNumber)?.int32Value else { return }
+            // While the nap lives, its guardian waits as the small watcher program, holding the
+            // guardian's lock on descriptor 4.
+            seen.texts["guardian waits as"] = programName(guardian)
+            seen.steps["the watcher holds the lock"] = isGuardianLock(guardian, 4)
             nap.signal(SIGKILL)
             nap.wait()
             seen.steps["guarded before the alarm"] = waitFor { home.status() == "guarded" }
+            // Then it is the whole program (the same process), with a lock of its own: the
+            // watcher's descriptor is closed, so no child of the guardian can keep it.
+            seen.steps["became snoozefuse"] = waitFor { programName(guardian) == "snoozefuse" }
+            seen.steps["the watcher's descriptor is closed"] = waitFor { !isGuardianLock(guardian, 4) }
             // The guardian rings at the original deadline, and says so in its events.
             seen.steps["guardian rang"] = waitFor { home.lines(home.guardianLog).contains { $0["event"] as? String == "alarm" } }
             if let alarm = home.lines(home.guardianLog).first(where: { $0["event"] as? String == "alarm" }) {
@@ -144,7 +162,11 @@ struct SurvivalTests {
             seen.steps["dismissed"] = home.lines(home.guardianLog).contains { $0["event"] as? String == "end" && $0["outcome"] as? String == "dismissed" }
         }
         #expect(seen["napping"], "\(seen.texts)")
+        #expect(seen.texts["guardian waits as"] == "snoozefuse-guardian")
+        #expect(seen["the watcher holds the lock"])
         #expect(seen["guarded before the alarm"])
+        #expect(seen["became snoozefuse"])
+        #expect(seen["the watcher's descriptor is closed"])
         #expect(seen["guardian rang"], "\(seen.texts)")
         let offset = try #require(seen.numbers["from the deadline"])
         #expect(abs(offset) < 0.1, "rang \(offset) s from the deadline")

@@ -14,9 +14,18 @@ public import SnoozeFuseSystem
 public enum Guardian {
     /// The descriptor the guardian watches.
     static let watchDescriptor: Int32 = 3
+    /// The guardian's idle half (`Sources/snoozefuse-guardian`): it waits with nothing but the
+    /// Swift runtime in memory and becomes `snoozefuse guardian` once the nap's process ends.
+    static let watcherName = "snoozefuse-guardian"
+    /// Where the watcher keeps the guardian's lock across its exec (see ``closeWatchersLock(_:)``).
+    static let watcherLockDescriptor: Int32 = 4
 
     /// Starts the guardian of this process. Returns its PID; the write end of its pipe stays open
     /// in this process only (close-on-exec) until it ends.
+    ///
+    /// The guardian starts as the watcher (``watcherName``) when it is installed, and as this
+    /// program's `guardian` command otherwise: the same guardian, with twice the memory while it
+    /// waits.
     static func start(paths: StorePaths) -> Int32? {
         guard let executable = PluginSearchPath.currentExecutable() else { return nil }
         // Close-on-exec from the start: a hook or plugin child started meanwhile by another thread
@@ -24,7 +33,10 @@ public enum Guardian {
         guard let pipe = makePipe() else { return nil }
         let ends = [pipe.read, pipe.write]
         defer { close(ends[0]) }
-        let pid = try? ProcessSpawn.start(executable, ["guardian", "--nap", "\(getpid())"], descriptors: [
+        let guardian = ["guardian", "--nap", "\(getpid())"]
+        let (program, arguments) = CompanionProgram.locate(watcherName, beside: executable)
+            .map { ($0, [paths.guardianLock.path, "--", executable] + guardian) } ?? (executable, guardian)
+        let pid = try? ProcessSpawn.start(program, arguments, descriptors: [
             0: .devNull, 1: .devNull, 2: .devNull, watchDescriptor: .inherit(ends[0]),
         ], grouping: .ownSession)
         // The write end lives as long as this process: the kernel closes it when it ends.
@@ -38,8 +50,10 @@ public enum Guardian {
                            environment: [String: String] = ProcessInfo.processInfo.environment) async -> Int32 {
         // Held for this process's whole life: `status` sees a guardian by its lock, which goes
         // when it dies (reaped or not).
-        let alive = (try? StorePaths(environment: environment)).flatMap { try? NapLock.acquire($0.guardianLock, shared: true) }
+        let lockFile = try? StorePaths(environment: environment).guardianLock
+        let alive = lockFile.flatMap { try? NapLock.acquire($0, shared: true) }
         defer { withExtendedLifetime(alive) {} }
+        if alive != nil, let lockFile { closeWatchersLock(lockFile) }
         // Blocks on the pipe until every write end is closed: the nap's process has ended.
         _ = await BoundedCall.start(named: "snoozefuse-guard") {
             var byte: UInt8 = 0
@@ -78,6 +92,20 @@ public enum Guardian {
             log.append(message: "the guardian cannot ring the alarm: \(error)")
             return 70
         }
+    }
+}
+
+extension Guardian {
+    /// Closes the watcher's hold on the guardian's lock, inherited across its exec on
+    /// ``watcherLockDescriptor``, once this process holds one of its own: a child this guardian
+    /// starts must not keep it (nor would anything close it). Anything else on that descriptor is
+    /// left alone.
+    static func closeWatchersLock(_ lockFile: URL) {
+        var inherited = stat()
+        var file = stat()
+        guard fstat(watcherLockDescriptor, &inherited) == 0, stat(lockFile.path, &file) == 0,
+              inherited.st_dev == file.st_dev, inherited.st_ino == file.st_ino else { return }
+        close(watcherLockDescriptor)
     }
 }
 
