@@ -51,13 +51,10 @@ let package = Package(
             providers: [.apt(["libsamplerate0-dev"])]
         ),
         // libpulse: the alarm's own streams on the sound server (PulseAudio, or PipeWire through
-        // pipewire-pulse), its sinks' mute and volume, and their monitors.
-        // (No pkgConfig: libpulse's .pc adds -D_REENTRANT and -pthread, which SwiftPM refuses with
-        // a warning; the headers are in the system's include path and the module map links it.)
-        .systemLibrary(
-            name: "CPulse",
-            providers: [.apt(["libpulse-dev"])]
-        ),
+        // pipewire-pulse), its sinks' mute and volume, and their monitors. Loaded on first use
+        // (lazy.c), not at start-up: its headers (Debian libpulse-dev) at build time, libpulse0
+        // when a nap first speaks to a sound server.
+        .target(name: "CPulse"),
         // sd-bus: logind's inhibitor (keep-awake) and the desktop's notifications.
         .systemLibrary(
             name: "CSystemd",

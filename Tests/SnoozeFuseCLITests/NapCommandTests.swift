@@ -136,6 +136,22 @@ struct NapCommandTests {
             #expect(help.standardOutput.contains(text), "help mentions \(text)")
         }
     }
+
+    /// libpulse (and the twenty libraries it loads) is opened when a nap first speaks to a sound
+    /// server, not by every start: the dynamic loader's own account (LD_DEBUG=libs) of commands
+    /// that never play names no libpulse. (A nap on a sound server loading it is what the
+    /// PulseAudio tests show.)
+    @Test(arguments: [["--version"], ["status"], ["presets", "list"]])
+    func commandsThatNeverPlayDoNotLoadLibpulse(_ arguments: [String]) async throws {
+        let state = try isolatingNapState(ProcessInfo.processInfo.environment)
+        defer { withExtendedLifetime(state) {} }
+        var environment = state.environment
+        environment["LD_DEBUG"] = "libs"
+        let result = try await runProcess(snoozefuse, arguments, environment: environment)
+        #expect(result.status == 0, "\(result.standardError.suffix(2000))")
+        #expect(result.standardError.contains("libsndfile"), "the loader's account is there (it names what it loads)")
+        #expect(!result.standardError.contains("libpulse"), "\(result.standardError.split(separator: "\n").filter { $0.contains("pulse") }.prefix(5))")
+    }
 }
 
 extension FileHandle {
