@@ -280,6 +280,20 @@ class Bench:
                  (command.split(), env) if limit else None)
         return ratio
 
+    def linked_libraries(self):
+        """The shared libraries the binary names (DT_NEEDED): what every start loads, with theirs."""
+        dynamic = subprocess.run(["readelf", "-dW", self.binary], capture_output=True, text=True, check=True).stdout
+        return [line.split("[", 1)[1].split("]", 1)[0] for line in dynamic.splitlines() if "(NEEDED)" in line]
+
+    def libraries_program(self):
+        """An empty C program linked with the binary's shared libraries (what loading them costs)."""
+        source, out = os.path.join(self.work, "empty.c"), os.path.join(self.work, "libraries-only")
+        with open(source, "w") as file:
+            file.write("int main(void) { return 0; }\n")
+        subprocess.run(["cc", "-O2", "-no-pie", source, "-o", out, "-Wl,--no-as-needed"]
+                       + [f"-l:{name}" for name in self.linked_libraries()], check=True)
+        return out
+
     def floor(self):
         plain, foundation = self.floor_program("plain"), self.floor_program("foundation")
         pairs = [self.alternate(lambda: self.hyperfine_median(program, 20), lambda: self.hyperfine_median("true", 20))
@@ -295,6 +309,17 @@ class Bench:
         self.row("the floor: peak memory, with Foundation / without", self.spread(memory["foundation"], digits=1, unit=" MiB")
                  + " / " + self.spread(memory["plain"], digits=1, unit=" MiB"), "`true` " + self.spread(true_peak, digits=1, unit=" MiB"),
                  f"{statistics.median(memory['foundation']) / statistics.median(true_peak):.1f} × true", "report", None)
+        # What the binary's shared libraries cost before any Swift runs: the loader maps and
+        # relocates them (and what they need) at every start.
+        libraries, empty = self.libraries_program(), os.path.join(self.work, "empty")
+        subprocess.run(["cc", "-O2", "-no-pie", os.path.join(self.work, "empty.c"), "-o", empty], check=True)
+        loaded, bare = self.alternate(lambda: self.hyperfine_median(libraries, 20), lambda: self.hyperfine_median(empty, 20))
+        names = self.linked_libraries()
+        self.row(f"what loading snoozefuse's {len(names)} shared libraries costs: an empty C program linked with them",
+                 self.spread(loaded, 1000, unit=" ms"), "the same program unlinked " + self.spread(bare, 1000, unit=" ms"),
+                 f"+{(statistics.median(loaded) - statistics.median(bare)) * 1000:.2f} ms", "report", None)
+        self.notes.append(f"The shared libraries every start of snoozefuse loads (DT_NEEDED): {', '.join(names)}, and what they "
+                          "need in turn. libpulse is not among them: it is opened when a nap first speaks to a sound server.")
         self.notes.append("The floor programs are Benchmarks/Floor/floor-foundation.swift and floor-plain.swift, built with "
                           f"`swiftc {' '.join(self.FLOOR_FLAGS)}` (the shipped binary's flags: a static Swift runtime, no PIE, lld). "
                           "Every start-up and memory row that names the floor is a ratio to the Foundation one, measured in the same run.")
@@ -316,13 +341,10 @@ class Bench:
                  "`cat` of its state file " + self.spread(cat, 1000, unit=" ms"), f"{ours / peer:.1f} ×",
                  "≤ 20 ms and ≤ 2 × cat", ours <= 0.020 and ours <= 2 * peer, ([self.binary, "status"], env))
         if ours > 2 * peer:
-            self.notes.append("`status` against `cat`: what is left is start-up. `cat` is a small C program; `status` is a "
-                              "statically linked Swift program whose start-up is the dynamic loader's relocations and "
-                              "ArgumentParser's reflection of the command (each first cast of a property wrapper to a "
-                              "protocol scans every protocol conformance in the binary): ArgumentParser's parsing is half of "
-                              "the instructions in its profile below (`parseAsRoot`). Reading and printing the live state is "
-                              "about a fifth (`Status.run`: 5.8 M of 28 M instructions in a deeper callgrind listing of the "
-                              "same command).")
+            self.notes.append("`status` against `cat`: what is left is start-up (see the floor rows and the profiles): the "
+                              "loading of the shared libraries snoozefuse links, and ArgumentParser's reflection of the "
+                              "command (each first cast of a property wrapper to a protocol scans every protocol conformance "
+                              "in the binary).")
         # Issue 23: each command a status bar, a key binding or a script starts, against the
         # floor; stop, snooze and add each make one round trip to the running nap.
         budget = "≤ 1.3 × floor (issue 23)"
@@ -913,7 +935,8 @@ def main():
         sys.exit(f"bench-report: {binary} is not built (make build)")
     os.chdir(ROOT)
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    with tempfile.TemporaryDirectory(prefix="snoozefuse-bench.") as work:
+    # A guardian that ends as the run ends may still write its folder while it is removed.
+    with tempfile.TemporaryDirectory(prefix="snoozefuse-bench.", ignore_cleanup_errors=True) as work:
         os.chmod(work, 0o700)
         bench = Bench(binary, arguments.quick, work)
         try:

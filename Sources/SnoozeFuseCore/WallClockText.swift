@@ -93,8 +93,13 @@ public enum WallClockText {
     }
 
     private static func append(_ value: Int64, digits: Int, to text: inout String) {
+        text += padded(value, digits: digits)
+    }
+
+    /// `value` in decimal with leading zeros to `digits` (`07`), without `String(format:)`, whose
+    /// first use costs a short command most of its start-up (Foundation's formatting).
+    public static func padded(_ value: Int64, digits: Int) -> String {
         let decimal = String(value)
-        if decimal.count < digits { text += String(repeating: "0", count: digits - decimal.count) }
-        text += decimal
+        return decimal.count < digits ? String(repeating: "0", count: digits - decimal.count) + decimal : decimal
     }
 }

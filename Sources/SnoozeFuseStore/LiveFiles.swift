@@ -150,7 +150,13 @@ public final class NapLock: Sendable {
         let dev = UInt64(info.st_dev)
         let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & ~UInt64(0xfff))
         let minor = (dev & 0xff) | ((dev >> 12) & ~UInt64(0xff))
-        let device = String(format: "%02llx:%02llx:%llu", major, minor, UInt64(info.st_ino))
+        // Not String(format:): its first use sets up Foundation's formatting (about 8 ms of a
+        // `status` that takes 17 ms in all, measured on the benchmark machine).
+        func hex(_ value: UInt64) -> String {
+            let digits = String(value, radix: 16)
+            return digits.count < 2 ? "0" + digits : digits
+        }
+        let device = "\(hex(major)):\(hex(minor)):\(UInt64(info.st_ino))"
         return text.split(separator: "\n").contains { line in
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
             return fields.count >= 6 && fields[1] == "FLOCK" && fields[5] == device

@@ -135,9 +135,10 @@ public struct NapStatus: Sendable, Hashable, Encodable {
             return parts
         }
         let parts = local(secondsSince1970), today = local(now)
-        let clock = String(format: "%02d:%02d", parts.tm_hour, parts.tm_min)
+        func two(_ value: Int32) -> String { WallClockText.padded(Int64(value), digits: 2) }
+        let clock = "\(two(parts.tm_hour)):\(two(parts.tm_min))"
         guard parts.tm_year != today.tm_year || parts.tm_yday != today.tm_yday else { return clock }
-        return String(format: "%04d-%02d-%02d ", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday) + clock
+        return "\(WallClockText.padded(Int64(parts.tm_year) + 1900, digits: 4))-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) " + clock
     }
 
     /// Whether `pid` is a live process of this program (a pid reused by another program is not;
