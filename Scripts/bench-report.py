@@ -244,8 +244,10 @@ class Bench:
         """The floor program `name` (foundation, plain) from Benchmarks/Floor, built once."""
         if name not in self.floors:
             out = os.path.join(self.work, f"floor-{name}")
-            subprocess.run(["swiftc", *self.FLOOR_FLAGS, os.path.join(ROOT, "Benchmarks", "Floor", f"floor-{name}.swift"), "-o", out],
-                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            built = subprocess.run(["swiftc", *self.FLOOR_FLAGS, os.path.join(ROOT, "Benchmarks", "Floor", f"floor-{name}.swift"), "-o", out],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            if built.returncode != 0:
+                raise RuntimeError(f"the floor program {name} does not build: {built.stderr.strip()[-500:]}")
             self.floors[name] = out
         return self.floors[name]
 
@@ -258,14 +260,10 @@ class Bench:
         return int(kib) / 1024, int(faults)
 
     def floor_figure(self, what):
-        """The Foundation floor's start-up (s, median of pairs against `true`) or peak memory (MiB)."""
+        """The Foundation floor's peak memory (MiB), measured once (by the floor section or here)."""
         if what not in self.floor_figures:
             program = self.floor_program("foundation")
-            if what == "startup":
-                self.floor_figures[what] = statistics.median(
-                    [self.hyperfine_median(program, 20) for _ in range(self.pairs)])
-            else:
-                self.floor_figures[what] = statistics.median([self.peak([program])[0] for _ in range(self.pairs)])
+            self.floor_figures[what] = statistics.median([self.peak([program])[0] for _ in range(self.pairs)])
         return self.floor_figures[what]
 
     def against_floor(self, what, command, budget, env=None, limit=None, failing=False):
@@ -298,7 +296,7 @@ class Bench:
         plain, foundation = self.floor_program("plain"), self.floor_program("foundation")
         pairs = [self.alternate(lambda: self.hyperfine_median(program, 20), lambda: self.hyperfine_median("true", 20))
                  for program in (foundation, plain)]
-        for (ours, true), label in zip(pairs, ("imports Foundation, asks it one thing", "without Foundation")):
+        for (ours, true), label in zip(pairs, ("imports Foundation, asks it one thing", "imports nothing")):
             self.row(f"the floor: a static Swift program that {label} and prints one line, start-up", self.spread(ours, 1000, unit=" ms"),
                      "`true` " + self.spread(true, 1000, unit=" ms"), f"{statistics.median(ours) / statistics.median(true):.1f} × true",
                      "report", None)
@@ -318,8 +316,10 @@ class Bench:
         self.row(f"what loading snoozefuse's {len(names)} shared libraries costs: an empty C program linked with them",
                  self.spread(loaded, 1000, unit=" ms"), "the same program unlinked " + self.spread(bare, 1000, unit=" ms"),
                  f"+{(statistics.median(loaded) - statistics.median(bare)) * 1000:.2f} ms", "report", None)
+        pulse = "libpulse is among them." if any("libpulse" in name for name in names) else \
+            "libpulse is not among them: it is opened when a nap first speaks to a sound server."
         self.notes.append(f"The shared libraries every start of snoozefuse loads (DT_NEEDED): {', '.join(names)}, and what they "
-                          "need in turn. libpulse is not among them: it is opened when a nap first speaks to a sound server.")
+                          f"need in turn. {pulse}")
         self.notes.append("The floor programs are Benchmarks/Floor/floor-foundation.swift and floor-plain.swift, built with "
                           f"`swiftc {' '.join(self.FLOOR_FLAGS)}` (the shipped binary's flags: a static Swift runtime, no PIE, lld). "
                           "Every start-up and memory row that names the floor is a ratio to the Foundation one, measured in the same run.")
@@ -356,6 +356,10 @@ class Bench:
                            failing=True)
         self.against_floor("start-up of `snoozefuse add 1s` (a running nap)", f"{self.binary} add 1s", budget, env, 1.3)
         self.against_floor("start-up of `snoozefuse presets list`", f"{self.binary} presets list", budget, env, 1.3)
+        # stop and snooze are timed as refusals (exit 1): a nap that had ended would make them the
+        # quicker "no nap runs" (exit 69) without notice.
+        if nap.poll() is not None:
+            raise RuntimeError("the nap ended while stop, snooze and add were timed against it")
         self.end(nap)
 
     def wakeups(self):

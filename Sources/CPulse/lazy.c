@@ -82,7 +82,9 @@ SNOOZEFUSE_PULSE_FUNCTIONS(SNOOZEFUSE_PULSE_POINTER)
 #endif
 SNOOZEFUSE_PULSE_FUNCTIONS(SNOOZEFUSE_PULSE_TRAMPOLINE)
 
-static pthread_once_t snoozefuse_pulse_once = PTHREAD_ONCE_INIT;
+/* Guarded by a mutex rather than done once: a load that failed (libpulse0 installed during the nap,
+   no memory or descriptors left) is tried again by the next connection. */
+static pthread_mutex_t snoozefuse_pulse_lock = PTHREAD_MUTEX_INITIALIZER;
 static int snoozefuse_pulse_loaded;
 static char snoozefuse_pulse_failure[256];
 
@@ -105,8 +107,10 @@ static void snoozefuse_pulse_open(void) {
 }
 
 int snoozefuse_pulse_load(char *why, size_t size) {
-    pthread_once(&snoozefuse_pulse_once, snoozefuse_pulse_open);
-    if (snoozefuse_pulse_loaded) return 0;
-    if (why != NULL && size > 0) snprintf(why, size, "%s", snoozefuse_pulse_failure);
-    return -1;
+    pthread_mutex_lock(&snoozefuse_pulse_lock);
+    if (!snoozefuse_pulse_loaded) snoozefuse_pulse_open();
+    int loaded = snoozefuse_pulse_loaded;
+    if (!loaded && why != NULL && size > 0) snprintf(why, size, "%s", snoozefuse_pulse_failure);
+    pthread_mutex_unlock(&snoozefuse_pulse_lock);
+    return loaded ? 0 : -1;
 }

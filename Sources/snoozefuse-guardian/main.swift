@@ -1,20 +1,24 @@
 // snoozefuse-guardian: the idle half of a nap's guardian (SPEC §9). `snoozefuse nap` starts it in a
 // session of its own, with descriptor 3 the read end of a pipe whose write end only the nap holds:
 //
-//   snoozefuse-guardian LOCK -- PROGRAM ARGUMENT...
+//   snoozefuse-guardian LOCK LOG -- PROGRAM ARGUMENT...
 //
 // It takes a shared lock on the file LOCK (`status` sees a guardian by it) and opens PROGRAM (the
 // nap's own `snoozefuse`), then sleeps in one read of descriptor 3, with no wake-up at all, until
 // the nap's process has ended however it ended. Then it becomes PROGRAM ARGUMENT... (`guardian
 // --nap PID`) by exec, keeping its PID, its lock and descriptor 3 (whose read now ends at once):
 // the whole program decides whether the nap ended its session or must be taken over, and rings
-// the whole chain of outputs if so.
+// the whole chain of outputs if so. When it holds the lock on descriptor 4, it adds
+// `--watcher-lock 4`, and the whole guardian closes that descriptor once it holds a lock of its own.
 //
 // Why a program of its own: the guardian waits through every nap, and waiting needs nothing but
 // this. It links no Foundation, no argument parser, no audio: its memory is the Swift runtime's
 // (issue 23), where the whole program's was twice the floor of a Swift program with Foundation.
 // PROGRAM is opened at the start and run from that descriptor, so replacing or removing the
-// installed program during a nap cannot leave the alarm without a guardian.
+// installed program during a nap cannot leave the alarm without a guardian. When PROGRAM cannot
+// be opened, it becomes the whole guardian at once (which waits on descriptor 3 itself). Whatever
+// goes wrong is appended to LOG (the guardian's events, `guardian.jsonl`): its standard error is
+// /dev/null.
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -23,45 +27,108 @@ import Musl
 
 /// The nap's end of the watch: descriptor 3 (``Guardian/watchDescriptor`` in the runtime).
 let watchDescriptor: Int32 = 3
-
-func fail(_ message: String, status: Int32) -> Never {
-    let line = "snoozefuse-guardian: \(message)\n"
-    _ = line.withCString { write(2, $0, strlen($0)) }
-    exit(status)
-}
+/// Where the lock is kept across exec.
+let lockDescriptor: Int32 = 4
 
 let arguments = CommandLine.arguments
-guard arguments.count >= 4, arguments[2] == "--" else {
-    fail("usage: snoozefuse-guardian LOCK -- PROGRAM ARGUMENT... (started by `snoozefuse nap`, descriptor 3 its watch)", status: 64)
+guard arguments.count >= 5, arguments[3] == "--" else {
+    let usage = "usage: snoozefuse-guardian LOCK LOG -- PROGRAM ARGUMENT... (started by `snoozefuse nap`, descriptor 3 its watch)\n"
+    _ = usage.withCString { write(2, $0, strlen($0)) }
+    exit(64)
 }
 let lockPath = arguments[1]
-let program = Array(arguments[3...])
+let logPath = arguments[2]
+var program = Array(arguments[4...])
 
-// Kept across exec on purpose, on descriptor 4: the lock is held without a gap until the whole
-// guardian holds its own (it then closes this one).
-let lock = open(lockPath, O_RDWR | O_CREAT, 0o600)
-if lock >= 0, flock(lock, LOCK_SH) == 0, lock != 4, dup2(lock, 4) == 4 { close(lock) }
+/// `text` as a JSON string's contents.
+func jsonEscaped(_ text: String) -> String {
+    var escaped = ""
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case "\"": escaped += "\\\""
+        case "\\": escaped += "\\\\"
+        case "\n": escaped += "\\n"
+        default:
+            if scalar.value < 0x20 {
+                let hex = String(scalar.value, radix: 16)
+                escaped += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            } else {
+                escaped.unicodeScalars.append(scalar)
+            }
+        }
+    }
+    return escaped
+}
+
+/// Appends a warning to the guardian's events, in their form (`"output":"guardian"`).
+@MainActor func log(_ message: String) {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    var parts = tm()
+    var seconds = now.tv_sec
+    gmtime_r(&seconds, &parts)
+    func padded(_ value: Int, _ digits: Int) -> String {
+        let text = String(value)
+        return String(repeating: "0", count: max(digits - text.count, 0)) + text
+    }
+    let wall = "\(padded(Int(parts.tm_year) + 1900, 4))-\(padded(Int(parts.tm_mon) + 1, 2))-\(padded(Int(parts.tm_mday), 2))T"
+        + "\(padded(Int(parts.tm_hour), 2)):\(padded(Int(parts.tm_min), 2)):\(padded(Int(parts.tm_sec), 2)).\(padded(now.tv_nsec / 1_000_000, 3))Z"
+    let line = "{\"event\":\"warning\",\"t\":0,\"wall\":\"\(wall)\",\"message\":\"\(jsonEscaped("snoozefuse-guardian: " + message))\",\"output\":\"guardian\"}\n"
+    let fd = open(logPath, O_CREAT | O_WRONLY | O_APPEND | O_CLOEXEC, 0o600)
+    guard fd >= 0 else { return }
+    _ = line.withCString { write(fd, $0, strlen($0)) }
+    close(fd)
+}
+
+func errorText() -> String { String(cString: strerror(errno)) }
+
+// The lock, on descriptor 4 and not closed on exec: held without a gap until the whole guardian
+// holds its own. Never waited for (LOCK_NB): a lock it cannot take must not keep it from watching.
+let lock = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+var holdsLock = false
+if lock < 0 {
+    log("cannot open the guardian's lock \(lockPath) (\(errorText())): `status` may not see this guardian")
+} else if flock(lock, LOCK_SH | LOCK_NB) != 0 {
+    log("cannot lock \(lockPath) (\(errorText())): `status` may not see this guardian")
+} else if lock == lockDescriptor {
+    holdsLock = fcntl(lock, F_SETFD, 0) == 0
+} else {
+    holdsLock = dup2(lock, lockDescriptor) == lockDescriptor // the copy is not closed on exec
+}
+if lock >= 0 && lock != lockDescriptor { close(lock) }
+if holdsLock { program += ["--watcher-lock", String(lockDescriptor)] }
+
+// The arguments and environment as C strings for exec (they live until exec replaces this image).
+let argv: [UnsafeMutablePointer<CChar>?] = program.map { strdup($0) } + [nil]
+var environment: [UnsafeMutablePointer<CChar>?] = []
+var entry = environ
+while let pointer = entry.pointee {
+    environment.append(pointer)
+    entry += 1
+}
+environment.append(nil)
+
+/// Becomes PROGRAM: by `executable` when it is open, else by its path; tried a few times (the
+/// nap's death may be the system running out of memory), then said and given up.
+@MainActor func become(_ executable: Int32) -> Never {
+    for attempt in 0 ..< 5 {
+        if attempt > 0 { usleep(200_000) }
+        if executable >= 0 { fexecve(executable, argv, environment) }
+        execve(program[0], argv, environment)
+    }
+    log("cannot run \(program[0]) to take the nap over (\(errorText())): nothing rings its alarm")
+    exit(70)
+}
+
 let executable = open(program[0], O_RDONLY | O_CLOEXEC)
+if executable < 0 {
+    log("cannot open \(program[0]) (\(errorText())): the whole guardian waits instead")
+    become(-1)
+}
 
 var byte: UInt8 = 0
 while true {
     let count = read(watchDescriptor, &byte, 1)
     if count == 0 || (count < 0 && errno != EINTR) { break }
 }
-
-// The arguments and environment as C strings for exec (they live until exec replaces this image).
-func cStrings(_ strings: [String]) -> [UnsafeMutablePointer<CChar>?] {
-    strings.map { strdup($0) } + [nil]
-}
-let argv = cStrings(program)
-var environmentPointers: [UnsafeMutablePointer<CChar>?] = []
-var entry = environ
-while let pointer = entry.pointee {
-    environmentPointers.append(pointer)
-    entry += 1
-}
-environmentPointers.append(nil)
-if executable >= 0 { fexecve(executable, argv, environmentPointers) }
-// The descriptor could not run (an old kernel, a file system that refuses): the program by its path.
-execve(program[0], argv, environmentPointers)
-fail("cannot run \(program[0]) to take the nap over: \(String(cString: strerror(errno)))", status: 70)
+become(executable)

@@ -305,10 +305,13 @@ struct GuardianCommand: ParsableCommand {
 
     @Option(help: "The nap's process.")
     var nap: Int32
+
+    @Option(name: .customLong("watcher-lock"), help: "Where snoozefuse-guardian kept the guardian's lock across its exec.")
+    var watcherLock: Int32?
 }
 
 extension GuardianCommand: LoopCommand {
     func run(on loop: EventLoop) async throws {
-        throw ExitCode(await Guardian.run(napPid: nap, loop: loop))
+        throw ExitCode(await Guardian.run(napPid: nap, watcherLock: watcherLock, loop: loop))
     }
 }

@@ -1,4 +1,6 @@
 import Foundation
+import Glibc
+import SnoozeFuseSystem
 import SnoozeFuseTestSupport
 import Testing
 
@@ -177,6 +179,34 @@ struct SurvivalTests {
         #expect(seen["guardian ended"])
         #expect(seen.texts["status after"] == "none")
         #expect(seen["dismissed"], "\(seen.texts)")
+    }
+
+    /// The watcher's standard error is /dev/null: what keeps it from becoming the whole guardian
+    /// is written to the guardian's events, never lost. Here the program it should become cannot
+    /// be opened at the start (it then tries at once, as the whole guardian would wait itself)
+    /// nor run: both are said, and it ends with 70.
+    @Test func aWatcherThatCannotBecomeTheGuardianSaysWhyInTheGuardiansEvents() async throws {
+        let folder = try TemporaryFolder(prefix: "snoozefuse-watcher")
+        let lock = folder.path("guardian.lock"), log = folder.path("guardian.jsonl")
+        let missing = folder.path("no-such-snoozefuse")
+        let pipe = try #require(makePipe())
+        let pid = try ProcessSpawn.start(BuiltProducts.executable("snoozefuse-guardian").path,
+                                         [lock, log, "--", missing, "guardian", "--nap", "1"],
+                                         descriptors: [0: .devNull, 1: .devNull, 2: .devNull, 3: .inherit(pipe.read)], grouping: .ownSession)
+        close(pipe.read)
+        close(pipe.write)
+        let status = try await onOwnThread { ProcessSpawn.wait(for: pid, atMost: .seconds(20)) }
+        #expect(status.map(ProcessSpawn.describe) == "exited with status 70", "\(status.map(ProcessSpawn.describe) ?? "still running")")
+        let lines = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n")
+        let messages = lines.compactMap { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["message"] as? String
+        }
+        #expect(messages.count == 2, "\(lines)")
+        #expect(messages.first?.contains("cannot open \(missing) (No such file or directory): the whole guardian waits instead") == true, "\(messages)")
+        #expect(messages.last?.contains("cannot run \(missing) to take the nap over (No such file or directory): nothing rings its alarm") == true,
+                "\(messages)")
+        // Each line is a guardian event as the others are.
+        #expect(lines.allSatisfy { $0.contains(#""event":"warning""#) && $0.contains(#""output":"guardian""#) }, "\(lines)")
     }
 
     @Test func aNapWhoseGuardianIsGoneTooIsInterruptedAndResumeRingsItOnTime() async throws {

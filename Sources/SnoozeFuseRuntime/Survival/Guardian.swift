@@ -17,8 +17,6 @@ public enum Guardian {
     /// The guardian's idle half (`Sources/snoozefuse-guardian`): it waits with nothing but the
     /// Swift runtime in memory and becomes `snoozefuse guardian` once the nap's process ends.
     static let watcherName = "snoozefuse-guardian"
-    /// Where the watcher keeps the guardian's lock across its exec (see ``closeWatchersLock(_:)``).
-    static let watcherLockDescriptor: Int32 = 4
 
     /// Starts the guardian of this process. Returns its PID; the write end of its pipe stays open
     /// in this process only (close-on-exec) until it ends.
@@ -35,7 +33,7 @@ public enum Guardian {
         defer { close(ends[0]) }
         let guardian = ["guardian", "--nap", "\(getpid())"]
         let (program, arguments) = CompanionProgram.locate(watcherName, beside: executable)
-            .map { ($0, [paths.guardianLock.path, "--", executable] + guardian) } ?? (executable, guardian)
+            .map { ($0, [paths.guardianLock.path, paths.guardianLog.path, "--", executable] + guardian) } ?? (executable, guardian)
         let pid = try? ProcessSpawn.start(program, arguments, descriptors: [
             0: .devNull, 1: .devNull, 2: .devNull, watchDescriptor: .inherit(ends[0]),
         ], grouping: .ownSession)
@@ -46,14 +44,16 @@ public enum Guardian {
 
     /// What a guardian does: waits for the nap with `napPid` to end, then, if it ended without
     /// ending its session, takes its alarm over. Returns the exit status.
-    public static func run(napPid: Int32, loop: EventLoop,
+    /// - Parameter watcherLock: the descriptor on which the watcher (``watcherName``) kept the
+    ///   guardian's lock across its exec: closed once this process holds a lock of its own.
+    public static func run(napPid: Int32, watcherLock: Int32? = nil, loop: EventLoop,
                            environment: [String: String] = ProcessInfo.processInfo.environment) async -> Int32 {
         // Held for this process's whole life: `status` sees a guardian by its lock, which goes
         // when it dies (reaped or not).
         let lockFile = try? StorePaths(environment: environment).guardianLock
         let alive = lockFile.flatMap { try? NapLock.acquire($0, shared: true) }
         defer { withExtendedLifetime(alive) {} }
-        if alive != nil, let lockFile { closeWatchersLock(lockFile) }
+        if alive != nil, let lockFile, let watcherLock { closeWatchersLock(watcherLock, lockFile) }
         // Blocks on the pipe until every write end is closed: the nap's process has ended.
         _ = await BoundedCall.start(named: "snoozefuse-guard") {
             var byte: UInt8 = 0
@@ -97,15 +97,15 @@ public enum Guardian {
 
 extension Guardian {
     /// Closes the watcher's hold on the guardian's lock, inherited across its exec on
-    /// ``watcherLockDescriptor``, once this process holds one of its own: a child this guardian
-    /// starts must not keep it (nor would anything close it). Anything else on that descriptor is
-    /// left alone.
-    static func closeWatchersLock(_ lockFile: URL) {
+    /// `descriptor` (it says which), once this process holds one of its own: a child this guardian
+    /// starts must not keep it (nor would anything close it). A descriptor that is not that file
+    /// (a number reused meanwhile) is left alone.
+    static func closeWatchersLock(_ descriptor: Int32, _ lockFile: URL) {
         var inherited = stat()
         var file = stat()
-        guard fstat(watcherLockDescriptor, &inherited) == 0, stat(lockFile.path, &file) == 0,
+        guard descriptor > 2, descriptor != watchDescriptor, fstat(descriptor, &inherited) == 0, stat(lockFile.path, &file) == 0,
               inherited.st_dev == file.st_dev, inherited.st_ino == file.st_ino else { return }
-        close(watcherLockDescriptor)
+        close(descriptor)
     }
 }
 
