@@ -143,6 +143,7 @@ class Bench:
         subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"] + command,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
         text = subprocess.run(["callgrind_annotate", "--inclusive=yes", out], capture_output=True, text=True).stdout
+        self.breakdown(what, text)
         lines, started, seen = [], False, set()
         for line in text.splitlines():
             if "PROGRAM TOTALS" in line:
@@ -161,6 +162,39 @@ class Bench:
             if len(lines) >= 16:
                 break
         self.profiles.append((what, " ".join(os.path.basename(c) if c == self.binary else c for c in command), lines))
+
+    def breakdown(self, what, annotated):
+        """Where the instructions of a start-up go (issue 23), from callgrind's inclusive counts:
+        the dynamic loader, ArgumentParser's parsing, and the rest, against the floor's total."""
+        def inclusive(marker):
+            for line in annotated.splitlines():
+                if marker in line and "(" in line:
+                    try:
+                        return int(line.split()[0].replace(",", ""))
+                    except ValueError:
+                        continue
+            return None
+        total = inclusive("PROGRAM TOTALS")
+        if not total or not what.startswith("start-up of"):
+            return
+        if "floor_instructions" not in self.floor_figures:
+            out = os.path.join(self.work, "callgrind.floor")
+            subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", self.floor_program("foundation")],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            floor_text = subprocess.run(["callgrind_annotate", "--inclusive=yes", out], capture_output=True, text=True).stdout
+            self.floor_figures["floor_instructions"] = next((int(line.split()[0].replace(",", "")) for line in floor_text.splitlines()
+                                                            if "PROGRAM TOTALS" in line), 0)
+        floor = self.floor_figures["floor_instructions"]
+        loader = inclusive("_dl_start ") or inclusive("_dl_start")
+        parser = inclusive("parseAsRoot")
+        parts = [f"{total / 1e6:.1f} M instructions (the Foundation floor: {floor / 1e6:.1f} M)"]
+        if loader:
+            parts.append(f"the dynamic loader {loader / 1e6:.1f} M")
+        if parser:
+            parts.append(f"ArgumentParser's parsing {parser / 1e6:.1f} M")
+        if loader and parser:
+            parts.append(f"everything else {(total - loader - parser) / 1e6:.1f} M")
+        self.notes.append(f"Where {what[len('start-up of '):].split(' against')[0]} spends its start-up (callgrind): " + "; ".join(parts) + ".")
 
     @staticmethod
     def switches(pid):
