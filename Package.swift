@@ -111,6 +111,7 @@ let package = Package(
         // `snoozefuse guardian` (no Foundation, no package: its memory is the floor's).
         .executableTarget(
             name: "snoozefuse-guardian",
+            dependencies: ["SnoozeFuseCore"],
             swiftSettings: strictSettings
         ),
         .executableTarget(

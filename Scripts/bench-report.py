@@ -52,7 +52,7 @@ class Bench:
         self.children = []      # process groups to end on the way out
         self.ptys = []          # commands on pseudo-terminals (process groups of their own), likewise
         self.floors = {}        # the floor programs (Benchmarks/Floor), built once: name -> path
-        self.floor_figures = {} # their start-up (s) and peak memory (MiB), measured once
+        self.floor_figures = {} # the Foundation floor's peak memory (MiB) and instructions, measured once
 
     # MARK: - Helpers
 
@@ -286,18 +286,17 @@ class Bench:
         return self.floors[name]
 
     def peak(self, command, env=None):
-        """Peak resident memory (MiB) and minor page faults of one run of command."""
+        """Peak resident memory (MiB) of one run of command."""
         out = os.path.join(self.work, "rss")
-        subprocess.run(["/usr/bin/time", "-f", "%M %R", "-o", out] + command, stdout=subprocess.DEVNULL,
+        subprocess.run(["/usr/bin/time", "-f", "%M", "-o", out] + command, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL, env=env or self.env("memory"))
-        kib, faults = open(out).read().split()[-2:]
-        return int(kib) / 1024, int(faults)
+        return int(open(out).read().split()[-1]) / 1024
 
     def floor_figure(self, what):
         """The Foundation floor's peak memory (MiB), measured once (by the floor section or here)."""
         if what not in self.floor_figures:
             program = self.floor_program("foundation")
-            self.floor_figures[what] = statistics.median([self.peak([program])[0] for _ in range(self.pairs)])
+            self.floor_figures[what] = statistics.median([self.peak([program]) for _ in range(self.pairs)])
         return self.floor_figures[what]
 
     def against_floor(self, what, command, budget, env=None, limit=None, failing=False):
@@ -306,7 +305,6 @@ class Bench:
         ours, base = self.alternate(lambda: self.hyperfine_median(command, 20, env, failing),
                                     lambda: self.hyperfine_median(floor, 20, env))
         ratio = statistics.median(ours) / statistics.median(base)
-        self.floor_figures.setdefault("startup", statistics.median(base))
         self.row(what, self.spread(ours, 1000, unit=" ms"), "the Foundation floor " + self.spread(base, 1000, unit=" ms"),
                  f"{ratio:.2f} × floor", budget, ratio <= limit if limit else None,
                  (command.split(), env) if limit else None)
@@ -334,9 +332,8 @@ class Bench:
             self.row(f"the floor: a static Swift program that {label} and prints one line, start-up", self.spread(ours, 1000, unit=" ms"),
                      "`true` " + self.spread(true, 1000, unit=" ms"), f"{statistics.median(ours) / statistics.median(true):.1f} × true",
                      "report", None)
-        self.floor_figures["startup"] = statistics.median(pairs[0][0])
-        memory = {name: [self.peak([program])[0] for _ in range(self.pairs)] for name, program in (("foundation", foundation), ("plain", plain))}
-        true_peak = [self.peak(["true"])[0] for _ in range(self.pairs)]
+        memory = {name: [self.peak([program]) for _ in range(self.pairs)] for name, program in (("foundation", foundation), ("plain", plain))}
+        true_peak = [self.peak(["true"]) for _ in range(self.pairs)]
         self.floor_figures["memory"] = statistics.median(memory["foundation"])
         self.row("the floor: peak memory, with Foundation / without", self.spread(memory["foundation"], digits=1, unit=" MiB")
                  + " / " + self.spread(memory["plain"], digits=1, unit=" MiB"), "`true` " + self.spread(true_peak, digits=1, unit=" MiB"),
@@ -735,17 +732,14 @@ snd_pcm_sframes_t snd_pcm_writei(snd_pcm_t *pcm, const void *buffer, snd_pcm_ufr
         subprocess.run(["sox", "-n", "-r", "44100", "-c", "2", "-b", "16", wav, "synth", "3600", "sine", "440", "gain", "-6"], check=True)
         seconds = "3" if self.quick else "5"
 
-        def peak(command):
-            return self.peak(command)[0]
-
         mpv = []
         ours, peer = [], []
         for _ in range(self.pairs):
-            ours.append(peak([self.binary, "sounds", "play", wav, "--device", "null", "--duration", seconds,
+            ours.append(self.peak([self.binary, "sounds", "play", wav, "--device", "null", "--duration", seconds,
                               "--volume", "100", "--fade-in", "0"]))
-            peer.append(peak(["aplay", "-q", "-D", "null", wav]))
+            peer.append(self.peak(["aplay", "-q", "-D", "null", wav]))
             if shutil.which("mpv"):
-                mpv.append(peak(["mpv", "--no-config", "--no-video", "--really-quiet", "--ao=alsa", "--audio-device=alsa/null",
+                mpv.append(self.peak(["mpv", "--no-config", "--no-video", "--really-quiet", "--ao=alsa", "--audio-device=alsa/null",
                                  f"--length={seconds}", wav]))
         peers = "aplay " + self.spread(peer, digits=1, unit=" MiB")
         if mpv:
@@ -756,7 +750,7 @@ snd_pcm_sframes_t snd_pcm_writei(snd_pcm_t *pcm, const void *buffer, snd_pcm_ufr
                  f"{to_aplay:.2f} × aplay, {statistics.median(ours) / floor:.2f} × floor"
                  + (f", {statistics.median(ours) / statistics.median(mpv):.2f} × mpv" if mpv else ""),
                  "≤ 20 MiB (SPEC §8) and ≤ 2 × aplay (issue 23)", max(ours) <= 20 and to_aplay <= 2)
-        version = [self.peak([self.binary, "--version"])[0] for _ in range(self.pairs)]
+        version = [self.peak([self.binary, "--version"]) for _ in range(self.pairs)]
         self.row("peak memory of `snoozefuse --version`", self.spread(version, digits=1, unit=" MiB"), f"the Foundation floor {floor:.1f} MiB",
                  f"{statistics.median(version) / floor:.2f} × floor", "report", None)
 

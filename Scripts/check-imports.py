@@ -26,7 +26,7 @@ PLATFORM = {
 LAYERS = {
     "snoozefuse": {"SnoozeFuseRuntime", "SnoozeFuseSoundLibrary", "SnoozeFuseCore", "ArgumentParser"},
     "snoozefuse-plugin-host": {"SnoozeFusePluginHost", "CPluginProbe", "Logging"},
-    "snoozefuse-guardian": set(),
+    "snoozefuse-guardian": {"SnoozeFuseCore"},
     "snoozefuse-make-sounds": {"SnoozeFuseAudio"},
     "SnoozeFuseRuntime": {"SnoozeFuseCore", "SnoozeFuseSystem", "SnoozeFuseAudio", "SnoozeFusePluginHost",
                           "SnoozeFuseSoundLibrary", "SnoozeFuseStore", "Logging"},

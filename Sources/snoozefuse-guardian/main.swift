@@ -12,8 +12,9 @@
 // `--watcher-lock 4`, and the whole guardian closes that descriptor once it holds a lock of its own.
 //
 // Why a program of its own: the guardian waits through every nap, and waiting needs nothing but
-// this. It links no Foundation, no argument parser, no audio: its memory is the Swift runtime's
-// (issue 23), where the whole program's was twice the floor of a Swift program with Foundation.
+// this. It links no Foundation, no argument parser, no audio (only the pure core, for the
+// guardian's clock text): its memory is the Swift runtime's (issue 23), where the whole program's
+// was twice the floor of a Swift program with Foundation.
 // PROGRAM is opened at the start and run from that descriptor, so replacing or removing the
 // installed program during a nap cannot leave the alarm without a guardian. When PROGRAM cannot
 // be opened, it becomes the whole guardian at once (which waits on descriptor 3 itself). Whatever
@@ -24,6 +25,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import SnoozeFuseCore
 
 /// The nap's end of the watch: descriptor 3 (``Guardian/watchDescriptor`` in the runtime).
 let watchDescriptor: Int32 = 3
@@ -64,15 +66,7 @@ func jsonEscaped(_ text: String) -> String {
 @MainActor func log(_ message: String) {
     var now = timespec()
     clock_gettime(CLOCK_REALTIME, &now)
-    var parts = tm()
-    var seconds = now.tv_sec
-    gmtime_r(&seconds, &parts)
-    func padded(_ value: Int, _ digits: Int) -> String {
-        let text = String(value)
-        return String(repeating: "0", count: max(digits - text.count, 0)) + text
-    }
-    let wall = "\(padded(Int(parts.tm_year) + 1900, 4))-\(padded(Int(parts.tm_mon) + 1, 2))-\(padded(Int(parts.tm_mday), 2))T"
-        + "\(padded(Int(parts.tm_hour), 2)):\(padded(Int(parts.tm_min), 2)):\(padded(Int(parts.tm_sec), 2)).\(padded(now.tv_nsec / 1_000_000, 3))Z"
+    let wall = WallClockText.iso8601(millisecondsSince1970: Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec / 1_000_000))
     let line = "{\"event\":\"warning\",\"t\":0,\"wall\":\"\(wall)\",\"message\":\"\(jsonEscaped("snoozefuse-guardian: " + message))\",\"output\":\"guardian\"}\n"
     let fd = open(logPath, O_CREAT | O_WRONLY | O_APPEND | O_CLOEXEC, 0o600)
     guard fd >= 0 else { return }

@@ -35,6 +35,22 @@ public struct IdleTimeError: Error, Sendable, Hashable, CustomStringConvertible 
     public var description: String { "\(source): \(problem)" }
 }
 
+extension IdleTimeError {
+    /// `error` from asking `source` over a bus, in its words: an absent bus or service is "not on"
+    /// that bus; a bus failure otherwise says why (after the method's name, with `namingMethod`).
+    init(_ error: any Error, source: String, namingMethod: Bool = false) {
+        switch error {
+        case let error as IdleTimeError:
+            self = error
+        case let error as BusError:
+            let reason = namingMethod ? "\(error.method.member): \(error.reason)" : error.reason
+            self.init(source: source, problem: error.isUnavailable ? "not on \(error.bus.name)" : reason)
+        default:
+            self.init(source: source, problem: "\(error)")
+        }
+    }
+}
+
 /// The idle time of the sources that answer over D-Bus, each call bounded by `limit`. One
 /// connection is kept between reads (logind's read is two calls on it); a failed read closes it,
 /// and the next read connects again.
@@ -122,15 +138,9 @@ final class BusIdleTime: IdleTimeReader, @unchecked Sendable {
             case .logind:
                 return try logindIdleTime()
             }
-        } catch let error as BusError {
-            finish()
-            throw IdleTimeError(source: name, problem: error.isUnavailable ? "not on \(error.bus.name)" : error.reason)
-        } catch let error as IdleTimeError {
-            finish()
-            throw error
         } catch {
             finish()
-            throw IdleTimeError(source: name, problem: "\(error)")
+            throw IdleTimeError(error, source: name)
         }
     }
 

@@ -118,23 +118,17 @@ final class MutterIdleWatches: IdleWatches {
         }
     }
 
-    /// `body`'s result, its bus failure told as this source's (the watches are closed then).
+    /// `body`'s result, its failure told as this source's (the watches are closed then).
     private func asking<Value>(_ body: () throws -> Value) throws(IdleTimeError) -> Value {
         do {
             return try body()
-        } catch let error as BusError {
-            throw failure(error)
-        } catch let error as IdleTimeError {
-            close()
-            throw error
         } catch {
-            close()
-            throw IdleTimeError(source: name, problem: "\(error)")
+            throw failure(error)
         }
     }
 
-    private func failure(_ error: BusError) -> IdleTimeError {
+    private func failure(_ error: any Error) -> IdleTimeError {
         close()
-        return IdleTimeError(source: name, problem: error.isUnavailable ? "not on \(error.bus.name)" : "\(error.method.member): \(error.reason)")
+        return IdleTimeError(error, source: name, namingMethod: true)
     }
 }
