@@ -107,8 +107,8 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        // The idle half of a nap's guardian: waits with nothing but the Swift runtime, then becomes
-        // `snoozefuse guardian` (no Foundation, no package: its memory is the floor's).
+        // The idle half of a nap's guardian: waits with nothing but the Swift runtime and the pure
+        // core, then becomes `snoozefuse guardian` (no Foundation, no other package: issue 23).
         .executableTarget(
             name: "snoozefuse-guardian",
             dependencies: ["SnoozeFuseCore"],

@@ -15,7 +15,8 @@ public enum Guardian {
     /// The descriptor the guardian watches.
     static let watchDescriptor: Int32 = 3
     /// The guardian's idle half (`Sources/snoozefuse-guardian`): it waits with nothing but the
-    /// Swift runtime in memory and becomes `snoozefuse guardian` once the nap's process ends.
+    /// Swift runtime and the pure core in memory, and becomes `snoozefuse guardian` once the nap's
+    /// process ends.
     static let watcherName = "snoozefuse-guardian"
 
     /// Starts the guardian of this process. Returns its PID; the write end of its pipe stays open
