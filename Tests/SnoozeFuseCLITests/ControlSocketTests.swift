@@ -149,6 +149,55 @@ struct ControlSocketTests {
         #expect(seen.numbers["stop status"] == 0, "\(seen.texts)")
         #expect(seen["gone"], "\(seen.texts)")
     }
+
+    /// Nobody listens on the control socket between the nap's death and its guardian's takeover
+    /// (the watcher's exec, the whole program's start, the nap's lock): `status` already says
+    /// `guarded`, and a command sent then used to say "no nap is running" (exit 69; seen in CI).
+    /// It waits for the guardian while the guardian holds the nap, and says who did not answer
+    /// when it does not listen in time. The guardian is held up here by SIGSTOP.
+    @Test func aCommandSentWhileTheGuardianTakesOverWaitsForIt() async throws {
+        let seen = try await script { home, seen in
+            let nap = try home.launch(["nap", "--no-hold", "--release", "0", "--nap", "60", "--max", "120", "--device", "null",
+                                       "--events", "jsonl", "--quiet", "--dismiss", "key"])
+            seen.steps["napping"] = waitFor { home.state()?["phase"] as? String == "napping" && home.state()?["guardianPid"] != nil }
+            let guardian = (home.state()?["guardianPid"] as? NSNumber)?.int32Value ?? 0
+            seen.numbers["guardian"] = Double(guardian)
+            guard guardian > 0 else { return }
+            defer { kill(guardian, SIGCONT) }
+            let dueBefore = alarmDue(home.state()) ?? 0
+            kill(guardian, SIGSTOP)
+            nap.signal(SIGKILL)
+            nap.wait()
+            seen.texts["status stopped"] = home.status()
+            // A guardian that never listens: the command gives up, and says which process did not.
+            let early = try home.run(["add", "--", "-45s"])
+            seen.numbers["early status"] = Double(early.status)
+            seen.texts["early"] = early.standardError
+            // One that listens a second later: the command waits for it, and the alarm moves.
+            let add = try home.launch(["add", "--", "-45s"], events: "add.out")
+            usleep(1_000_000)
+            seen.steps["add waited"] = add.isRunning
+            kill(guardian, SIGCONT)
+            seen.steps["add ended"] = waitFor(.seconds(20)) { !add.isRunning }
+            if add.isRunning { add.signal(SIGKILL) }
+            seen.numbers["add status"] = Double(add.wait())
+            seen.texts["add said"] = (try? String(contentsOfFile: home.folder.path("add.out.err"), encoding: .utf8)) ?? ""
+            _ = waitFor(.seconds(5)) { abs((alarmDue(home.state()) ?? dueBefore) - dueBefore) > 1 }
+            seen.numbers["moved by"] = (alarmDue(home.state()) ?? 0) - dueBefore
+            seen.numbers["stop status"] = Double(try home.run(["stop", "--yes"]).status)
+            seen.steps["gone"] = waitFor { home.status() == "none" }
+        }
+        #expect(seen["napping"], "\(seen.texts)")
+        #expect(seen.texts["status stopped"] == "guarded", "\(seen.texts)")
+        #expect(seen.numbers["early status"] == 69, "\(seen.texts)")
+        let guardian = Int(seen.numbers["guardian"] ?? 0)
+        #expect(seen.texts["early"]?.contains("guardian (pid \(guardian))") == true && seen.texts["early"]?.contains("control.sock") == true,
+                "\(seen.texts)")
+        #expect(seen["add waited"], "\(seen.texts)")
+        #expect(seen["add ended"] && seen.numbers["add status"] == 0, "\(seen.numbers): \(seen.texts)")
+        #expect(abs((seen.numbers["moved by"] ?? 0) + 45) < 1, "\(seen.numbers): \(seen.texts)")
+        #expect(seen.numbers["stop status"] == 0 && seen["gone"], "\(seen.texts)")
+    }
 }
 
 /// Liveness from what the kernel releases at death (issue 21, item 7): a nap and its guardian
