@@ -157,8 +157,10 @@ struct Stop: ParsableCommand {
         confirmation (y), or takes --yes. Without a terminal, only --dismiss key alarms and \
         --yes cancels can be stopped.
 
-        Reaches the nap, or its guardian, through its control socket (your user only). Exit 0 \
-        when stopped, 1 when the answer was wrong or not given, 69 when no nap runs.
+        Reaches the nap, or its guardian, through its control socket (your user only); waits up \
+        to 5 s for a nap that is starting or being taken over by its guardian. Exit 0 when \
+        stopped, 1 when the answer was wrong or not given, 69 when no nap runs or it did not \
+        listen.
         """)
 
     @Flag(name: [.customShort("y"), .long], help: "Cancel a nap that has not rung without asking.")

@@ -157,7 +157,8 @@ struct ControlSocketTests {
     /// when it does not listen in time. The guardian is held up here by SIGSTOP.
     @Test func aCommandSentWhileTheGuardianTakesOverWaitsForIt() async throws {
         let seen = try await script { home, seen in
-            let nap = try home.launch(["nap", "--no-hold", "--release", "0", "--nap", "60", "--max", "120", "--device", "null",
+            // Long enough that -45 s leaves more than the 10 s an alarm is never moved closer than.
+            let nap = try home.launch(["nap", "--no-hold", "--release", "0", "--nap", "120", "--max", "240", "--device", "null",
                                        "--events", "jsonl", "--quiet", "--dismiss", "key"])
             seen.steps["napping"] = waitFor { home.state()?["phase"] as? String == "napping" && home.state()?["guardianPid"] != nil }
             let guardian = (home.state()?["guardianPid"] as? NSNumber)?.int32Value ?? 0
@@ -289,7 +290,8 @@ struct DamagedStateTests {
 
     @Test func aDamagedStateFallsBackToTheCopyOfTheLastGoodOne() async throws {
         let seen = try await script { home, seen in
-            let nap = try home.launch(["nap", "--no-hold", "--release", "0", "--nap", "60", "--max", "120", "--device", "null",
+            // Long enough that -45 s leaves more than the 10 s an alarm is never moved closer than.
+            let nap = try home.launch(["nap", "--no-hold", "--release", "0", "--nap", "120", "--max", "240", "--device", "null",
                                        "--events", "jsonl", "--quiet", "--dismiss", "key"])
             seen.steps["napping"] = waitFor { home.state()?["phase"] as? String == "napping" && home.state()?["guardianPid"] != nil }
             let guardian = (home.state()?["guardianPid"] as? NSNumber)?.int32Value ?? 0

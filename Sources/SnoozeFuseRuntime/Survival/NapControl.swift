@@ -247,17 +247,33 @@ public enum ControlAnswer {
 /// Talks to the running nap (or its guardian) from another terminal.
 public enum NapControl {
     /// Sends `request` and returns the reply. Throws when no nap listens or it does not answer
-    /// within three seconds.
-    public static func send(_ request: ControlRequest,
+    /// within three seconds. A nap that a process holds but that nobody listens for yet (it is
+    /// starting, or its guardian is taking it over) is waited for, up to `patience`
+    /// (``ListenerWait``).
+    public static func send(_ request: ControlRequest, patience: Duration = .seconds(5),
                             environment: [String: String] = ProcessInfo.processInfo.environment) throws(NapControlError) -> ControlReply {
         let paths: StorePaths
         do { paths = try StorePaths(environment: environment) } catch { throw .unusable(error.description) }
         let socket = paths.controlSocket(environment: environment).path
-        let connection: Int32
-        do {
-            connection = try UnixSocket.connect(to: socket, limit: .seconds(3))
-        } catch {
-            throw error.isNobodyListening ? .noNap : .unusable(error.description)
+        let wait = ListenerWait(from: BootInstant.now, patience: patience)
+        var connection: Int32 = -1
+        while connection < 0 {
+            do {
+                connection = try UnixSocket.connect(to: socket, limit: .seconds(3))
+            } catch {
+                guard error.isNobodyListening else { throw .unusable(error.description) }
+                let status = NapStatus.read(environment: environment)
+                let held = [.running, .ringing, .snoozed, .guarded].contains(status.status)
+                switch wait.nobodyListened(at: BootInstant.now, held: held) {
+                case .noNap:
+                    throw .noNap
+                case .giveUp:
+                    let holder = status.status == .guarded ? "its guardian" : "its process"
+                    throw .notListening(holder: "\(holder) (pid \(status.pid.map(String.init) ?? "unknown"))", socket: socket, waited: patience)
+                case .retry(let next):
+                    _ = SystemThread.sleep(until: next) { false }
+                }
+            }
         }
         defer { close(connection) }
         let encoder = JSONEncoder()
@@ -278,6 +294,9 @@ public enum NapControlError: Error, Sendable, Hashable, CustomStringConvertible 
     case noNap
     /// One listens but did not answer in time.
     case noAnswer(String)
+    /// A process holds the nap (`holder`: which, with its pid) but nobody listened at `socket`
+    /// for `waited`.
+    case notListening(holder: String, socket: String, waited: Duration)
     /// The folders or socket cannot be used.
     case unusable(String)
 
@@ -285,6 +304,9 @@ public enum NapControlError: Error, Sendable, Hashable, CustomStringConvertible 
         switch self {
         case .noNap: "no nap is running (start one with `snoozefuse nap`)"
         case .noAnswer(let path): "the nap at \(path) did not answer within 3 s"
+        case .notListening(let holder, let socket, let waited):
+            "the nap is held by \(holder), but nothing listened at \(socket) for \(waited.compactDescription) "
+                + "(a guardian taking a nap over listens once it holds the alarm): try again, and see `snoozefuse status`"
         case .unusable(let reason): reason
         }
     }
