@@ -9,6 +9,9 @@ let strictSettings: [SwiftSetting] = [
     .unsafeFlags(["-require-explicit-sendable"]),
 ]
 
+/// The lazily linked C libraries' trampolines (see the C libraries below).
+let lazyLinkSettings: [CSetting] = [.unsafeFlags(["-gdwarf-4"])]
+
 let package = Package(
     name: "snoozefuse",
     platforms: [.macOS(.v15)],
@@ -33,36 +36,26 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
     ],
     targets: [
-        // MARK: C libraries (one system-library target each, with a shim for what Swift cannot call)
-        .systemLibrary(
-            name: "CSndFile",
-            pkgConfig: "sndfile",
-            providers: [.apt(["libsndfile1-dev"])]
-        ),
-        .systemLibrary(
-            name: "CALSA",
-            pkgConfig: "alsa",
-            providers: [.apt(["libasound2-dev"])]
-        ),
-        .systemLibrary(name: "CLinux"),
-        .systemLibrary(
-            name: "CSampleRate",
-            pkgConfig: "samplerate",
-            providers: [.apt(["libsamplerate0-dev"])]
-        ),
-        // libpulse: the alarm's own streams on the sound server (PulseAudio, or PipeWire through
-        // pipewire-pulse), its sinks' mute and volume, and their monitors. Loaded on first use
-        // (lazy.c), not at start-up: its headers (Debian libpulse-dev) at build time, libpulse0
-        // when a nap first speaks to a sound server.
+        // MARK: C libraries, each linked on first use instead of at start-up (issue 23): a C target
+        // of hidden trampolines (lazy.c, from CLazyLink's template) that load the library (dlopen)
+        // at its first call; its headers (the Debian -dev packages of Scripts/apt-packages.txt) at
+        // build time, the library itself when a command first needs it. `status`, `stop` or
+        // `--version` load none of them.
         // (DWARF 4: valgrind 3.19, which the benchmarks' profiles use, cannot read clang's DWARF 5
-        // line tables of this file's assembly and refuses the whole program.)
-        .target(name: "CPulse", cSettings: [.unsafeFlags(["-gdwarf-4"])]),
+        // line tables of the trampolines' assembly and refuses the whole program.)
+        .target(name: "CLazyLink", cSettings: lazyLinkSettings),
+        // libsndfile: reading, checking and writing sound files.
+        .target(name: "CSndFile", dependencies: ["CLazyLink"], cSettings: lazyLinkSettings),
+        // alsa-lib: the PCM the alarm is written to, card mixers, device lists.
+        .target(name: "CALSA", dependencies: ["CLazyLink"], cSettings: lazyLinkSettings),
+        .systemLibrary(name: "CLinux"),
+        // libsamplerate: the alarm renderer's resampler.
+        .target(name: "CSampleRate", dependencies: ["CLazyLink"], cSettings: lazyLinkSettings),
+        // libpulse: the alarm's own streams on the sound server (PulseAudio, or PipeWire through
+        // pipewire-pulse), its sinks' mute and volume, and their monitors.
+        .target(name: "CPulse", dependencies: ["CLazyLink"], cSettings: lazyLinkSettings),
         // sd-bus: logind's inhibitor (keep-awake) and the desktop's notifications.
-        .systemLibrary(
-            name: "CSystemd",
-            pkgConfig: "libsystemd",
-            providers: [.apt(["libsystemd-dev"])]
-        ),
+        .target(name: "CSystemd", dependencies: ["CLazyLink"], cSettings: lazyLinkSettings),
 
         // MARK: Plugin ABI (header only; its one .c file holds layout checks) and built-in plugins
         .target(name: "SnoozeFusePluginABI"),

@@ -137,20 +137,69 @@ struct NapCommandTests {
         }
     }
 
-    /// libpulse (and the twenty libraries it loads) is opened when a nap first speaks to a sound
-    /// server, not by every start: the dynamic loader's own account (LD_DEBUG=libs) of commands
-    /// that never play names no libpulse. (A nap on a sound server loading it is what the
-    /// PulseAudio tests show.)
+    /// libpulse (and the twenty libraries it loads), libsndfile, alsa-lib, libsamplerate and
+    /// libsystemd are opened when a command first calls them, not by every start: the dynamic
+    /// loader's own account (LD_DEBUG=libs) of commands that never play names none of them. (A nap
+    /// loading them is what every nap test shows; the tests below show a library that cannot be
+    /// loaded.)
     @Test(arguments: [["--version"], ["status"], ["presets", "list"]])
-    func commandsThatNeverPlayDoNotLoadLibpulse(_ arguments: [String]) async throws {
+    func commandsThatNeverPlayLoadNoAudioOrBusLibrary(_ arguments: [String]) async throws {
         let state = try isolatingNapState(ProcessInfo.processInfo.environment)
         defer { withExtendedLifetime(state) {} }
         var environment = state.environment
         environment["LD_DEBUG"] = "libs"
         let result = try await runProcess(snoozefuse, arguments, environment: environment)
         #expect(result.status == 0, "\(result.standardError.suffix(2000))")
-        #expect(result.standardError.contains("libsndfile"), "the loader's account is there (it names what it loads)")
-        #expect(!result.standardError.contains("libpulse"), "\(result.standardError.split(separator: "\n").filter { $0.contains("pulse") }.prefix(5))")
+        #expect(result.standardError.contains("libc.so.6"), "the loader's account is there (it names what it loads)")
+        for library in ["libpulse", "libsndfile", "libasound", "libsamplerate", "libsystemd"] {
+            #expect(!result.standardError.contains(library),
+                    "\(result.standardError.split(separator: "\n").filter { $0.contains(library) }.prefix(5))")
+        }
+    }
+
+    /// A folder whose `file` is not a library: first on LD_LIBRARY_PATH, it stands for a library
+    /// that cannot be loaded (uninstalled, damaged).
+    static func brokenLibrary(_ file: String) throws -> TemporaryFolder {
+        let folder = try TemporaryFolder(prefix: "snoozefuse-broken-library")
+        try Data("not a library\n".utf8).write(to: folder.url.appendingPathComponent(file))
+        return folder
+    }
+
+    /// A nap whose alarm library cannot be loaded ends before it begins (exit 70), naming the file
+    /// and the package to install: never at its alarm, where the first call would end it. (The
+    /// nap loads all three as it sets up; libsndfile is called even before, for its sound.)
+    @Test(arguments: [("libasound.so.2", "libasound2"), ("libsndfile.so.1", "libsndfile1"), ("libsamplerate.so.0", "libsamplerate0")])
+    func aNapWhoseAlarmLibraryCannotLoadEndsBeforeItBegins(_ file: String, _ package: String) async throws {
+        let broken = try Self.brokenLibrary(file)
+        let state = try isolatingNapState(ProcessInfo.processInfo.environment)
+        defer { withExtendedLifetime(state) {} }
+        var environment = state.environment
+        environment["LD_LIBRARY_PATH"] = broken.url.path
+        let result = try await runProcess(snoozefuse, ["nap", "--no-hold", "--release", "0", "--nap", "1", "--device", "null",
+                                                       "--events", "jsonl"], environment: environment)
+        #expect(result.status == 70, "\(result.standardError)")
+        #expect(result.standardError.contains("cannot load \(file)") && result.standardError.contains("package \(package)"),
+                "\(result.standardError)")
+        #expect(!result.standardOutput.contains("\"phase\""), "no phase began: \(result.standardOutput)")
+    }
+
+    /// A command whose first call of a library finds it unloadable says which and what to install
+    /// (exit 70), as the dynamic loader would have refused to start it: never a crash.
+    @Test func aCommandWhoseLibraryCannotLoadSaysWhichAtItsFirstCall() async throws {
+        let broken = try Self.brokenLibrary("libsndfile.so.1")
+        let state = try isolatingNapState(ProcessInfo.processInfo.environment)
+        defer { withExtendedLifetime(state) {} }
+        let wav = broken.url.appendingPathComponent("tone.wav")
+        _ = try runTool("sox", ["-n", "-r", "48000", "-c", "1", wav.path, "synth", "0.1", "sine", "440"])
+        var environment = state.environment
+        environment["LD_LIBRARY_PATH"] = broken.url.path
+        let result = try await runProcess(snoozefuse, ["sounds", "validate", wav.path], environment: environment)
+        #expect(result.status == 70, "\(result.standardError)")
+        #expect(result.standardError.contains("cannot load libsndfile.so.1") && result.standardError.contains("package libsndfile1"),
+                "\(result.standardError)")
+        // The same file with the library there.
+        let good = try await runProcess(snoozefuse, ["sounds", "validate", wav.path], environment: state.environment)
+        #expect(good.status == 0, "\(good.standardError)")
     }
 }
 

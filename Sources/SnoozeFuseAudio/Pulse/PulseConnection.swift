@@ -42,10 +42,7 @@ public final class PulseConnection {
     /// Connects as `application` (shown in the server's mixers), waiting at most `limit`.
     public init(application: String = "snoozefuse", limit: Duration = .seconds(1)) throws(PulseError) {
         server = (getenv("PULSE_SERVER").map { String(cString: $0) }) ?? "default"
-        var why = [CChar](repeating: 0, count: 256)
-        guard snoozefuse_pulse_load(&why, why.count) == 0 else {
-            throw PulseError(operation: "connect", reason: "libpulse cannot be loaded (\(String(decoding: why.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))): install it (Debian package libpulse0)")
-        }
+        if let missing = AudioLibraries.loadPulse() { throw PulseError(operation: "connect", reason: missing.description) }
         guard let mainloop = pa_mainloop_new() else { throw PulseError(operation: "connect", reason: "out of memory") }
         let properties = pa_proplist_new()
         defer { pa_proplist_free(properties) }

@@ -166,6 +166,13 @@ public final class LiveNap: Sendable {
                  history facts: NapHistoryFacts, ttyForBell: String? = nil, sinkFixes: [SinkLevelFix] = [],
                  desktopHold: DesktopHold? = nil,
                  keyRelease: Result<EvdevKeyRelease, KeyReleaseUnavailable>? = nil) throws(NapSetupError) {
+        // The libraries the alarm plays through link on first use: loaded now, so that one that
+        // cannot be loaded ends the nap before it begins, never at its alarm.
+        do {
+            try AudioLibraries.loadForAlarm()
+        } catch {
+            throw NapSetupError(.internalError, ["cannot play an alarm: \(error)"])
+        }
         let (notes, noteFeed) = AsyncStream.makeStream(of: SessionNote.self, bufferingPolicy: .unbounded)
         if holder == .nap {
             let said: String = switch (configuration.hold, keyRelease) {

@@ -1,6 +1,7 @@
 #ifndef SNOOZEFUSE_CALSA_SHIM_H
 #define SNOOZEFUSE_CALSA_SHIM_H
 
+#include <stddef.h>
 #include <alsa/asoundlib.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -55,5 +56,11 @@ static inline int snoozefuse_alsa_set_message_sink(snoozefuse_alsa_message_callb
     snoozefuse_alsa_message_sink = sink;
     return snd_lib_error_set_handler(snoozefuse_alsa_error_trampoline);
 }
+
+/* libasound.so.2 is loaded on its first call, not when the program starts (lazy.c). This loads it
+   ahead, where a failure can be told. Returns 0 once it is loaded; otherwise
+   -1, with why in `why` (at most `size` bytes, NUL-terminated). Cheap after the first time; safe
+   from any thread. */
+int snoozefuse_alsa_load(char *why, size_t size);
 
 #endif
