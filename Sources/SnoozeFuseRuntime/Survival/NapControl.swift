@@ -246,9 +246,9 @@ public enum ControlAnswer {
 
 /// Talks to the running nap (or its guardian) from another terminal.
 public enum NapControl {
-    /// Sends `request` and returns the reply. Throws when no nap listens or it does not answer
-    /// within three seconds. A nap that a process holds but that nobody listens for yet (it is
-    /// starting, or its guardian is taking it over) is waited for, up to `patience`
+    /// Sends `request` and returns the reply, without its state. Throws when no nap listens or it
+    /// does not answer within three seconds. A nap that a process holds but that nobody listens
+    /// for yet (it is starting, or its guardian is taking it over) is waited for, up to `patience`
     /// (``ListenerWait``).
     public static func send(_ request: ControlRequest, patience: Duration = .seconds(5),
                             environment: [String: String] = ProcessInfo.processInfo.environment) throws(NapControlError) -> ControlReply {
@@ -281,10 +281,20 @@ public enum NapControl {
         guard let data = try? encoder.encode(request),
               UnixSocket.writeLine(connection, String(decoding: data, as: UTF8.self)),
               let line = UnixSocket.readLine(connection),
-              let reply = try? JSONDecoder().decode(ControlReply.self, from: Data(line.utf8)) else {
+              let answer = try? JSONDecoder().decode(Answer.self, from: Data(line.utf8)) else {
             throw .noAnswer(socket)
         }
-        return reply
+        return ControlReply(ok: answer.ok, message: answer.message, state: nil, needs: answer.needs, word: answer.word)
+    }
+
+    /// A reply without its state, which no command shows: decoding the whole live state was most of
+    /// what `add`, `stop` and `snooze` did after the nap answered (Codable's first use of each of
+    /// its types; issue 23). `status` reads the state from its file.
+    private struct Answer: Decodable {
+        var ok: Bool
+        var message: String
+        var needs: ControlReply.Needs?
+        var word: String?
     }
 }
 
