@@ -347,10 +347,13 @@ class Bench:
         self.row(f"what loading snoozefuse's {len(names)} shared libraries costs: an empty C program linked with them",
                  self.spread(loaded, 1000, unit=" ms"), "the same program unlinked " + self.spread(bare, 1000, unit=" ms"),
                  f"+{(statistics.median(loaded) - statistics.median(bare)) * 1000:.2f} ms", "report", None)
-        pulse = "libpulse is among them." if any("libpulse" in name for name in names) else \
-            "libpulse is not among them: it is opened when a nap first speaks to a sound server."
+        lazy = ["libpulse", "libsndfile", "libasound", "libsamplerate", "libsystemd"]
+        linked = [library for library in lazy if any(name.startswith(library) for name in names)]
+        lazily = ("Of libpulse, libsndfile, libasound, libsamplerate and libsystemd, these are still linked: " + ", ".join(linked) + "."
+                  ) if linked else ("libpulse, libsndfile, libasound, libsamplerate and libsystemd are not among them: each is "
+                                    "opened at its first call (CLazyLink), which `--version`, `status` and the control commands never make.")
         self.notes.append(f"The shared libraries every start of snoozefuse loads (DT_NEEDED): {', '.join(names)}, and what they "
-                          f"need in turn. {pulse}")
+                          f"need in turn. {lazily}")
         self.notes.append("The floor programs are Benchmarks/Floor/floor-foundation.swift and floor-plain.swift, built with "
                           f"`swiftc {' '.join(self.FLOOR_FLAGS)}` (the shipped binary's flags: a static Swift runtime, no PIE, lld). "
                           "Every start-up and memory row that names the floor is a ratio to the Foundation one, measured in the same run.")
