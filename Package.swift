@@ -176,6 +176,7 @@ let package = Package(
         .testTarget(
             name: "SnoozeFuseSystemTests",
             dependencies: ["SnoozeFuseSystem", "SnoozeFuseTestSupport"],
+            exclude: ["Fixtures"],
             swiftSettings: strictSettings
         ),
         .testTarget(
