@@ -30,8 +30,14 @@ enum Main {
         // A closed pipe on standard output (`| head`) must not kill a nap before its alarm: writes
         // then fail with EPIPE and are dropped, and the alarm still rings on the terminal.
         signal(SIGPIPE, SIG_IGN)
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if getenv("SNOOZEFUSE_PARSE_CHECK") != nil { checkQuickParse(arguments) }
+        if QuickParse.isVersion(arguments) {
+            writeLine(SnoozeFuse.configuration.version, to: STDOUT_FILENO)
+            return
+        }
         do {
-            let command = try SnoozeFuse.parseAsRoot()
+            let command = try parse(arguments)
             let loop = EventLoop(name: "snoozefuse")
             try loop.runBlocking {
                 if let runner = runners[ObjectIdentifier(type(of: command))] {
@@ -98,4 +104,29 @@ func write(_ text: String, to fileDescriptor: Int32) {
 /// Writes `bytes` as they are, in one call (a long listing built in one buffer).
 func write(bytes: [UInt8], to fileDescriptor: Int32) {
     try? FileHandle(fileDescriptor: fileDescriptor, closeOnDealloc: false).write(contentsOf: bytes)
+}
+
+extension Main {
+    /// The command `arguments` stand for: by QuickParse where it takes them, else by ArgumentParser.
+    static func parse(_ arguments: [String]) throws -> sending any ParsableCommand {
+        if let command = QuickParse.command(arguments) { return command }
+        return try SnoozeFuse.parseAsRoot(arguments)
+    }
+
+    /// For the test that QuickParse and ArgumentParser agree (`SNOOZEFUSE_PARSE_CHECK` set): prints
+    /// what each made of `arguments` (`quick: none` where QuickParse leaves them to ArgumentParser,
+    /// `full: error` where ArgumentParser refuses them), and exits without running anything.
+    static func checkQuickParse(_ arguments: [String]) -> Never {
+        let quick = QuickParse.isVersion(arguments) ? SnoozeFuse.configuration.version : QuickParse.command(arguments).map { String(reflecting: $0) }
+        let full: String
+        do {
+            full = String(reflecting: try SnoozeFuse.parseAsRoot(arguments))
+        } catch {
+            let message = SnoozeFuse.message(for: error)
+            full = SnoozeFuse.exitCode(for: error) == .success ? message : "error"
+        }
+        writeLine("quick: \(quick ?? "none")", to: STDOUT_FILENO)
+        writeLine("full: \(full)", to: STDOUT_FILENO)
+        exit(0)
+    }
 }

@@ -1,0 +1,131 @@
+import ArgumentParser
+
+/// The short commands that status bars and scripts start again and again (`status` every second,
+/// `stop`, `snooze`, `add`, `presets list`, `--version`), parsed without ArgumentParser's
+/// reflection of the command tree: 10–14 M of their 14–24 M instructions (issue 23).
+///
+/// Not a second parser to keep in step by hand: the names come from ArgumentParser's own
+/// definitions (``table``, generated from `--experimental-dump-help` by
+/// `Scripts/quick-parse-table.py`, and a test fails when they differ), the values go through the
+/// same conversions, and only the simplest forms are taken. Anything else (`--help`, `--opt=value`,
+/// a repeated or unknown flag, a value it cannot convert, a command that does not validate) is
+/// left to ArgumentParser, which parses it and says what is wrong. A test checks that both give
+/// the same command for every form taken here.
+enum QuickParse {
+    /// The arguments a command takes, by the name written on the command line.
+    struct Shape {
+        /// `--name` or `-n` → the property.
+        var flags: [String: String]
+        var options: [String: String]
+        /// The positional arguments, in order.
+        var positionals: [String]
+    }
+
+    /// What a command's arguments came to.
+    struct Values {
+        var flags: Set<String> = []
+        var options: [String: String] = [:]
+        var positionals: [String] = []
+
+        func flag(_ name: String) -> Bool { flags.contains(name) }
+    }
+
+    /// The commands parsed here, by their path.
+    static let commands: [String: any QuickParsable.Type] = [
+        "status": Status.self, "stop": Stop.self, "snooze": Snooze.self, "add": Add.self, "presets list": Presets.List.self,
+    ]
+
+    /// Whether `arguments` ask for the version alone.
+    static func isVersion(_ arguments: [String]) -> Bool { arguments == ["--version"] }
+
+    /// The command `arguments` (without the program's name) stand for, or nil: ArgumentParser's.
+    static func command(_ arguments: [String]) -> (any ParsableCommand)? {
+        for words in [2, 1] where arguments.count >= words {
+            let path = arguments.prefix(words).joined(separator: " ")
+            guard let type = commands[path], let shape = table[path] else { continue }
+            guard let values = values(Array(arguments.dropFirst(words)), of: shape), var command = type.init(quick: values) else { return nil }
+            do { try command.validate() } catch { return nil }
+            return command
+        }
+        return nil
+    }
+
+    /// Flags (each at most once), options followed by a value of their own (not one that starts
+    /// with `-`), positionals (after `--` too); anything else is nil.
+    static func values(_ arguments: [String], of shape: Shape) -> Values? {
+        var values = Values()
+        var index = 0
+        var positionalsOnly = false
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if !positionalsOnly, argument == "--" {
+                positionalsOnly = true
+            } else if !positionalsOnly, argument.hasPrefix("-"), argument != "-" {
+                if let name = shape.flags[argument] {
+                    guard values.flags.insert(name).inserted else { return nil }
+                } else if let name = shape.options[argument], values.options[name] == nil, index < arguments.count,
+                          !arguments[index].hasPrefix("-") {
+                    values.options[name] = arguments[index]
+                    index += 1
+                } else {
+                    return nil
+                }
+            } else {
+                guard values.positionals.count < shape.positionals.count else { return nil }
+                values.positionals.append(argument)
+            }
+        }
+        return values
+    }
+}
+
+/// A command that ``QuickParse`` can make: from its values, as ArgumentParser would have.
+protocol QuickParsable: ParsableCommand {
+    /// nil when a value is not one the command takes (ArgumentParser then says why).
+    init?(quick values: QuickParse.Values)
+}
+
+extension Status: QuickParsable {
+    init?(quick values: QuickParse.Values) {
+        self.init()
+        follow = values.flag("follow")
+        json = values.flag("json")
+        guard let format = values.options["format"].map(Format.init(argument:)) ?? .text else { return nil }
+        self.format = format
+    }
+}
+
+extension Stop: QuickParsable {
+    init?(quick values: QuickParse.Values) {
+        self.init()
+        yes = values.flag("yes")
+    }
+}
+
+extension Snooze: QuickParsable {
+    init?(quick values: QuickParse.Values) {
+        self.init()
+        if let text = values.positionals.first {
+            guard let duration = try? parseDurationOption(text) else { return nil }
+            self.duration = duration
+        } else {
+            duration = nil
+        }
+    }
+}
+
+extension Add: QuickParsable {
+    init?(quick values: QuickParse.Values) {
+        guard let duration = values.positionals.first else { return nil }
+        self.init()
+        self.duration = duration
+    }
+}
+
+extension Presets.List: QuickParsable {
+    init?(quick values: QuickParse.Values) {
+        self.init()
+        json = values.flag("json")
+    }
+}
