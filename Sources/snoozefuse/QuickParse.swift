@@ -5,7 +5,7 @@ import ArgumentParser
 /// reflection of the command tree: 10–14 M of their 14–24 M instructions (issue 23).
 ///
 /// Not a second parser to keep in step by hand: the names come from ArgumentParser's own
-/// definitions (``table``, generated from `--experimental-dump-help` by
+/// definitions (``shape(of:)``, generated from `--experimental-dump-help` by
 /// `Scripts/quick-parse-table.py`, and a test fails when they differ), the values go through the
 /// same conversions, and only the simplest forms are taken. Anything else (`--help`, `--opt=value`,
 /// a repeated or unknown flag, a value it cannot convert, a command that does not validate) is
@@ -30,10 +30,18 @@ enum QuickParse {
         func flag(_ name: String) -> Bool { flags.contains(name) }
     }
 
-    /// The commands parsed here, by their path.
-    static let commands: [String: any QuickParsable.Type] = [
-        "status": Status.self, "stop": Stop.self, "snooze": Snooze.self, "add": Add.self, "presets list": Presets.List.self,
-    ]
+    /// The commands parsed here, by their path (a switch: a dictionary's first use costs more than
+    /// this whole parse).
+    static func command(at path: String) -> (any QuickParsable.Type)? {
+        switch path {
+        case "status": Status.self
+        case "stop": Stop.self
+        case "snooze": Snooze.self
+        case "add": Add.self
+        case "presets list": Presets.List.self
+        default: nil
+        }
+    }
 
     /// Whether `arguments` ask for the version alone.
     static func isVersion(_ arguments: [String]) -> Bool { arguments == ["--version"] }
@@ -41,8 +49,8 @@ enum QuickParse {
     /// The command `arguments` (without the program's name) stand for, or nil: ArgumentParser's.
     static func command(_ arguments: [String]) -> (any ParsableCommand)? {
         for words in [2, 1] where arguments.count >= words {
-            let path = arguments.prefix(words).joined(separator: " ")
-            guard let type = commands[path], let shape = table[path] else { continue }
+            let path = words == 2 ? arguments[0] + " " + arguments[1] : arguments[0]
+            guard let type = command(at: path), let shape = shape(of: path) else { continue }
             guard let values = values(Array(arguments.dropFirst(words)), of: shape), var command = type.init(quick: values) else { return nil }
             do { try command.validate() } catch { return nil }
             return command

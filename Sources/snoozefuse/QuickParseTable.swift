@@ -3,11 +3,14 @@
 // the script with the built binary (a test fails when this differs from the definitions).
 
 extension QuickParse {
-    static let table: [String: Shape] = [
-        "status": Shape(flags: ["--follow": "follow", "--json": "json"], options: ["--format": "format"], positionals: []),
-        "stop": Shape(flags: ["--yes": "yes", "-y": "yes"], options: [:], positionals: []),
-        "snooze": Shape(flags: [:], options: [:], positionals: ["duration"]),
-        "add": Shape(flags: [:], options: [:], positionals: ["duration"]),
-        "presets list": Shape(flags: ["--json": "json"], options: [:], positionals: []),
-    ]
+    static func shape(of path: String) -> Shape? {
+        switch path {
+        case "status": Shape(flags: ["--follow": "follow", "--json": "json"], options: ["--format": "format"], positionals: [])
+        case "stop": Shape(flags: ["--yes": "yes", "-y": "yes"], options: [:], positionals: [])
+        case "snooze": Shape(flags: [:], options: [:], positionals: ["duration"])
+        case "add": Shape(flags: [:], options: [:], positionals: ["duration"])
+        case "presets list": Shape(flags: ["--json": "json"], options: [:], positionals: [])
+        default: nil
+        }
+    }
 }

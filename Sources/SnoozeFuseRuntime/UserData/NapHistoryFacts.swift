@@ -192,7 +192,7 @@ struct NapHistoryLog: Sendable {
     /// ``record(_:)``.
     func flushPending() -> String? {
         let folder = paths.pendingHistory
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return nil }
+        guard let names = FolderEntries.names(in: folder.path) else { return nil }
         let files = names.filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }.sorted().map { folder.appendingPathComponent($0) }
         guard !files.isEmpty else { return nil }
         let database = paths.database

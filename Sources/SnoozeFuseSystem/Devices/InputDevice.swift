@@ -59,13 +59,7 @@ public final class InputDevice: Sendable {
 
     /// `/dev/input/event0`, `event1` … in numeric order.
     public static func eventNodes(in folder: String = "/dev/input") -> [String] {
-        guard let directory = opendir(folder) else { return [] }
-        defer { closedir(directory) }
-        var names: [String] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name.hasPrefix("event") { names.append(name) }
-        }
+        let names = (FolderEntries.names(in: folder) ?? []).filter { $0.hasPrefix("event") }
         return names.sorted { $0.count != $1.count ? $0.count < $1.count : $0 < $1 }.map { "\(folder)/\($0)" }
     }
 }
