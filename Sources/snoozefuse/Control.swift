@@ -158,7 +158,7 @@ struct Stop: ParsableCommand {
         --yes cancels can be stopped.
 
         Reaches the nap, or its guardian, through its control socket (your user only); waits up \
-        to 5 s for a nap that is starting or being taken over by its guardian. Exit 0 when \
+        to 5 s for a guardian taking the nap over (1 s for a nap starting). Exit 0 when \
         stopped, 1 when the answer was wrong or not given, 69 when no nap runs or it did not \
         listen.
         """)

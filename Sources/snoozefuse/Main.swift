@@ -31,7 +31,7 @@ enum Main {
         // then fail with EPIPE and are dropped, and the alarm still rings on the terminal.
         signal(SIGPIPE, SIG_IGN)
         let arguments = Array(CommandLine.arguments.dropFirst())
-        if getenv("SNOOZEFUSE_PARSE_CHECK") != nil { checkQuickParse(arguments) }
+        if arguments.first == QuickParse.checkFlag { checkQuickParse(Array(arguments.dropFirst())) }
         if QuickParse.isVersion(arguments) {
             writeLine(SnoozeFuse.configuration.version, to: STDOUT_FILENO)
             return
@@ -116,7 +116,7 @@ extension Main {
         return try SnoozeFuse.parseAsRoot(arguments)
     }
 
-    /// For the test that QuickParse and ArgumentParser agree (`SNOOZEFUSE_PARSE_CHECK` set): prints
+    /// For the test that QuickParse and ArgumentParser agree (``QuickParse/checkFlag`` first): prints
     /// what each made of `arguments` (`quick: none` where QuickParse leaves them to ArgumentParser,
     /// `full: error` where ArgumentParser refuses them), and exits without running anything.
     static func checkQuickParse(_ arguments: [String]) -> Never {

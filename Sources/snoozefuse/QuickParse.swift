@@ -10,7 +10,8 @@ import ArgumentParser
 /// same conversions, and only the simplest forms are taken. Anything else (`--help`, `--opt=value`,
 /// a repeated or unknown flag, a value it cannot convert, a command that does not validate) is
 /// left to ArgumentParser, which parses it and says what is wrong. A test checks that both give
-/// the same command for every form taken here.
+/// the same command for every form taken here (`snoozefuse --quick-parse-check ARGUMENTS…`
+/// prints what each made of them).
 enum QuickParse {
     /// The arguments a command takes, by the name written on the command line.
     struct Shape {
@@ -43,12 +44,18 @@ enum QuickParse {
         }
     }
 
+    /// First on the command line, for the tests: print what QuickParse and ArgumentParser each
+    /// made of the arguments after it, and run nothing (undocumented in `--help`).
+    static let checkFlag = "--quick-parse-check"
+
     /// Whether `arguments` ask for the version alone.
     static func isVersion(_ arguments: [String]) -> Bool { arguments == ["--version"] }
 
     /// The command `arguments` (without the program's name) stand for, or nil: ArgumentParser's.
     static func command(_ arguments: [String]) -> (any ParsableCommand)? {
         for words in [2, 1] where arguments.count >= words {
+            // One argument with a space in it (`"presets list"`) is not two words.
+            guard !arguments.prefix(words).contains(where: { $0.contains(" ") }) else { return nil }
             let path = words == 2 ? arguments[0] + " " + arguments[1] : arguments[0]
             guard let type = command(at: path), let shape = shape(of: path) else { continue }
             guard let values = values(Array(arguments.dropFirst(words)), of: shape), var command = type.init(quick: values) else { return nil }

@@ -166,8 +166,8 @@ struct NapCommandTests {
     }
 
     /// A nap whose alarm library cannot be loaded ends before it begins (exit 70), naming the file
-    /// and the package to install: never at its alarm, where the first call would end it. (The
-    /// nap loads all three as it sets up; libsndfile is called even before, for its sound.)
+    /// and the package to install, in its own words ("cannot play an alarm"): never at its alarm,
+    /// nor at a first call (which would end the program).
     @Test(arguments: [("libasound.so.2", "libasound2"), ("libsndfile.so.1", "libsndfile1"), ("libsamplerate.so.0", "libsamplerate0")])
     func aNapWhoseAlarmLibraryCannotLoadEndsBeforeItBegins(_ file: String, _ package: String) async throws {
         let broken = try Self.brokenLibrary(file)
@@ -178,9 +178,25 @@ struct NapCommandTests {
         let result = try await runProcess(snoozefuse, ["nap", "--no-hold", "--release", "0", "--nap", "1", "--device", "null",
                                                        "--events", "jsonl"], environment: environment)
         #expect(result.status == 70, "\(result.standardError)")
-        #expect(result.standardError.contains("cannot load \(file)") && result.standardError.contains("package \(package)"),
+        #expect(result.standardError.contains("cannot play an alarm: cannot load \(file)") && result.standardError.contains("package \(package)"),
                 "\(result.standardError)")
         #expect(!result.standardOutput.contains("\"phase\""), "no phase began: \(result.standardOutput)")
+    }
+
+    /// libsystemd (sd-bus) that cannot be loaded is a bus that is not there: the nap says so (no
+    /// keep-awake) and rings as usual, where its first call would have ended the program.
+    @Test func aNapWithoutALoadableLibsystemdSaysSoAndRings() async throws {
+        let broken = try Self.brokenLibrary("libsystemd.so.0")
+        let state = try isolatingNapState(ProcessInfo.processInfo.environment)
+        defer { withExtendedLifetime(state) {} }
+        var environment = state.environment
+        environment["LD_LIBRARY_PATH"] = broken.url.path
+        let result = try await runProcess(snoozefuse, ["nap", "--no-hold", "--release", "0", "--nap", "1", "--ring-limit", "1s",
+                                                       "--device", "null", "--events", "jsonl"], environment: environment)
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.outputLines.contains { $0.contains("\"event\":\"alarm\"") }, "\(result.standardOutput)")
+        #expect(result.standardOutput.contains("libsystemd.so.0 cannot be loaded") && result.standardOutput.contains("libsystemd0"),
+                "\(result.standardOutput.suffix(3000)) \(result.standardError)")
     }
 
     /// A command whose first call of a library finds it unloadable says which and what to install

@@ -9,13 +9,11 @@ import Testing
 struct QuickParseTests {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    /// What each parser made of `arguments` (the binary's SNOOZEFUSE_PARSE_CHECK: nothing runs).
+    /// What each parser made of `arguments` (the binary's --quick-parse-check: nothing runs).
     func parsed(_ arguments: [String]) async throws -> (quick: String, full: String) {
         let state = try isolatingNapState(ProcessInfo.processInfo.environment)
         defer { withExtendedLifetime(state) {} }
-        var environment = state.environment
-        environment["SNOOZEFUSE_PARSE_CHECK"] = "1"
-        let result = try await runProcess(snoozefuse, arguments, environment: environment)
+        let result = try await runProcess(snoozefuse, ["--quick-parse-check"] + arguments, environment: state.environment)
         let lines = result.standardOutput.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         let quick = lines.first { $0.hasPrefix("quick: ") }.map { String($0.dropFirst(7)) } ?? "?"
         let full = lines.first { $0.hasPrefix("full: ") }.map { String($0.dropFirst(6)) } ?? "?"
@@ -38,7 +36,7 @@ struct QuickParseTests {
         ["status", "--help"], ["status", "-h"], ["status", "--version"], ["status", "--format=json"], ["status", "--format", "bogus"],
         ["status", "--format"], ["status", "--json", "--json"], ["status", "extra"], ["stop", "--yes", "-y"], ["stop", "-yy"],
         ["snooze", "soon"], ["snooze", "5m", "6m"], ["add"], ["add", "-45s"], ["add", "1x"], ["add", "--", "-"], ["presets"],
-        ["presets", "list", "--help"], ["nap"], ["history", "list"], [],
+        ["presets", "list", "--help"], ["nap"], ["history", "list"], [], ["presets list"], ["presets list", "--json"], ["status "],
     ])
     func everyOtherFormIsLeftToArgumentParser(_ arguments: [String]) async throws {
         let (quick, _) = try await parsed(arguments)

@@ -74,7 +74,7 @@ struct LazyLinkTests {
             #expect(!run.signalled && run.status == 0, "\(label) \(arguments): status \(run.status): \(run.output)")
             #expect(lines.filter { $0.hasPrefix("ok ") }.count == 8, "\(label) \(arguments): \(run.output)")
             #expect(!lines.contains { $0.hasPrefix("wrong ") }, "\(label) \(arguments): \(run.output)")
-            #expect(lines.last == "loaded 1", "\(label) \(arguments): \(run.output)")
+            #expect(lines.last == "opened 1", "\(label) \(arguments): \(run.output)")
         }
         // Not there: the first call says so and what to install; an explicit load says why.
         let missing = try run(built, [], libraryThere: false)

@@ -22,6 +22,7 @@
  *   SNOOZEFUSE_LAZY_FUNCTIONS(X)  X(name) for every function of it the program calls
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -49,16 +50,18 @@ __attribute__((visibility("hidden"), used)) void SNOOZEFUSE_LAZY_RESOLVE(void);
 #if defined(__x86_64__)
 /* The trampoline jumps through the pointer; the stub puts the pointer's address in r11 (scratch,
  * never an argument) and goes to the library's common part, which saves every register that can
- * carry an argument (rdi, rsi, rdx, rcx, r8, r9, rax for variadic calls, xmm0-7), calls the
+ * carry an argument of these libraries' functions (rdi, rsi, rdx, rcx, r8, r9, rax for variadic
+ * calls, xmm0-7; not the upper halves of ymm/zmm, which no C function of theirs takes), calls the
  * resolver, puts them back and jumps through the pointer, now filled. The stack is 16-byte aligned
- * at the call: 8 (return address) + 8 (rbp) + 8 * 8 + 128. */
+ * at the call: 8 (return address) + 8 (rbp) + 8 * 8 + 128. Both entries start with endbr64 (a
+ * no-op without CET's indirect branch tracking), since the stub is reached by an indirect jump. */
 #define SNOOZEFUSE_LAZY_TRAMPOLINE(name) \
     __asm__(".pushsection .text\n" \
             ".globl " #name "\n.hidden " #name "\n.type " #name ", @function\n.p2align 4\n" #name ":\n" \
-            "\tjmp *snoozefuse_lazy_slot_" #name "(%rip)\n.size " #name ", .-" #name "\n" \
+            "\tendbr64\n\tjmp *snoozefuse_lazy_slot_" #name "(%rip)\n.size " #name ", .-" #name "\n" \
             ".globl snoozefuse_lazy_stub_" #name "\n.hidden snoozefuse_lazy_stub_" #name "\n" \
             ".type snoozefuse_lazy_stub_" #name ", @function\nsnoozefuse_lazy_stub_" #name ":\n" \
-            "\tleaq snoozefuse_lazy_slot_" #name "(%rip), %r11\n\tjmp " SNOOZEFUSE_LAZY_COMMON "\n" \
+            "\tendbr64\n\tleaq snoozefuse_lazy_slot_" #name "(%rip), %r11\n\tjmp " SNOOZEFUSE_LAZY_COMMON "\n" \
             ".size snoozefuse_lazy_stub_" #name ", .-snoozefuse_lazy_stub_" #name "\n" \
             ".popsection\n");
 __asm__(".pushsection .text\n.p2align 4\n.type " SNOOZEFUSE_LAZY_COMMON ", @function\n" SNOOZEFUSE_LAZY_COMMON ":\n"
@@ -77,15 +80,17 @@ __asm__(".pushsection .text\n.p2align 4\n.type " SNOOZEFUSE_LAZY_COMMON ", @func
         ".size " SNOOZEFUSE_LAZY_COMMON ", .-" SNOOZEFUSE_LAZY_COMMON "\n.popsection\n");
 #elif defined(__aarch64__)
 /* The same with x16 (IP0, free at a call) for the pointer's address; the common part saves x0-x8
- * (x8: where a returned structure goes), x16 and q0-q7 in a 224-byte frame. */
+ * (x8: where a returned structure goes), x16 and q0-q7 in a 224-byte frame. The pointer is read
+ * with acquire (ldar): the library's code is then seen as loaded by the thread that loaded it.
+ * Both entries start with `bti c` (hint #34, a no-op without branch target identification). */
 #define SNOOZEFUSE_LAZY_TRAMPOLINE(name) \
     __asm__(".pushsection .text\n" \
             ".globl " #name "\n.hidden " #name "\n.type " #name ", %function\n.p2align 2\n" #name ":\n" \
-            "\tadrp x16, snoozefuse_lazy_slot_" #name "\n\tldr x16, [x16, :lo12:snoozefuse_lazy_slot_" #name "]\n" \
-            "\tbr x16\n.size " #name ", .-" #name "\n" \
+            "\thint #34\n\tadrp x16, snoozefuse_lazy_slot_" #name "\n\tadd x16, x16, :lo12:snoozefuse_lazy_slot_" #name "\n" \
+            "\tldar x16, [x16]\n\tbr x16\n.size " #name ", .-" #name "\n" \
             ".globl snoozefuse_lazy_stub_" #name "\n.hidden snoozefuse_lazy_stub_" #name "\n" \
             ".type snoozefuse_lazy_stub_" #name ", %function\nsnoozefuse_lazy_stub_" #name ":\n" \
-            "\tadrp x16, snoozefuse_lazy_slot_" #name "\n\tadd x16, x16, :lo12:snoozefuse_lazy_slot_" #name "\n" \
+            "\thint #34\n\tadrp x16, snoozefuse_lazy_slot_" #name "\n\tadd x16, x16, :lo12:snoozefuse_lazy_slot_" #name "\n" \
             "\tb " SNOOZEFUSE_LAZY_COMMON "\n" \
             ".size snoozefuse_lazy_stub_" #name ", .-snoozefuse_lazy_stub_" #name "\n" \
             ".popsection\n");
@@ -99,7 +104,7 @@ __asm__(".pushsection .text\n.p2align 2\n.type " SNOOZEFUSE_LAZY_COMMON ", %func
         "\tldp x8, x16, [sp, #80]\n"
         "\tldp x0, x1, [sp, #16]\n\tldp x2, x3, [sp, #32]\n\tldp x4, x5, [sp, #48]\n\tldp x6, x7, [sp, #64]\n"
         "\tldp x29, x30, [sp], #224\n"
-        "\tldr x16, [x16]\n\tbr x16\n"
+        "\tldar x16, [x16]\n\tbr x16\n"
         ".size " SNOOZEFUSE_LAZY_COMMON ", .-" SNOOZEFUSE_LAZY_COMMON "\n.popsection\n");
 #else
 #error "lazily linked libraries have trampolines for x86_64 and aarch64 only"
@@ -110,6 +115,8 @@ SNOOZEFUSE_LAZY_FUNCTIONS(SNOOZEFUSE_LAZY_TRAMPOLINE)
    no memory or descriptors left) is tried again by the next call. */
 static pthread_mutex_t snoozefuse_lazy_lock = PTHREAD_MUTEX_INITIALIZER;
 static int snoozefuse_lazy_loaded;
+/* How many times the library was opened (once, unless a load failed halfway). */
+static int snoozefuse_lazy_opens;
 static char snoozefuse_lazy_failure[256];
 
 static void snoozefuse_lazy_open(void) {
@@ -121,6 +128,7 @@ static void snoozefuse_lazy_open(void) {
         snprintf(snoozefuse_lazy_failure, sizeof snoozefuse_lazy_failure, "%s", error ? error : "dlopen failed");
         return;
     }
+    snoozefuse_lazy_opens += 1;
     void *found;
 #define SNOOZEFUSE_LAZY_FILL(name) \
     found = dlsym(library, #name); \
@@ -143,6 +151,9 @@ int SNOOZEFUSE_LAZY_LOAD(char *why, size_t size) {
 }
 
 void SNOOZEFUSE_LAZY_RESOLVE(void) {
+    /* The call it stands in for sees the errno its caller left (dlopen's path search sets it). */
+    int caller_errno = errno;
     char why[256];
     if (SNOOZEFUSE_LAZY_LOAD(why, sizeof why) != 0) snoozefuse_lazy_fail(SNOOZEFUSE_LAZY_SONAME, SNOOZEFUSE_LAZY_PACKAGE, why);
+    errno = caller_errno;
 }

@@ -49,6 +49,7 @@ public final class LiveNap: Sendable {
     /// history that cannot be written).
     public convenience init(_ configuration: NapConfiguration, loop: EventLoop,
                             message: @escaping @Sendable (String) -> Void) throws(NapSetupError) {
+        try Self.loadAlarmLibraries()
         var configuration = configuration
         let desktopHold = Self.desktopHold(for: &configuration, message: message)
         // A key held in this terminal: its true release where a keyboard device can be read.
@@ -106,6 +107,7 @@ public final class LiveNap: Sendable {
 
     static func takeOver(_ live: LiveSessionState, as holder: LiveSessionState.Holder, lock: NapLock, maxLate: Duration?,
                          loop: EventLoop, message: @escaping @Sendable (String) -> Void) throws(NapSetupError) -> TakeOverResult {
+        try loadAlarmLibraries()
         let paths = try storePaths()
         let now = BootInstant.now, wallNow = Date()
         let sameBoot = live.bootID == currentBootID()
@@ -166,13 +168,6 @@ public final class LiveNap: Sendable {
                  history facts: NapHistoryFacts, ttyForBell: String? = nil, sinkFixes: [SinkLevelFix] = [],
                  desktopHold: DesktopHold? = nil,
                  keyRelease: Result<EvdevKeyRelease, KeyReleaseUnavailable>? = nil) throws(NapSetupError) {
-        // The libraries the alarm plays through link on first use: loaded now, so that one that
-        // cannot be loaded ends the nap before it begins, never at its alarm.
-        do {
-            try AudioLibraries.loadForAlarm()
-        } catch {
-            throw NapSetupError(.internalError, ["cannot play an alarm: \(error)"])
-        }
         let (notes, noteFeed) = AsyncStream.makeStream(of: SessionNote.self, bufferingPolicy: .unbounded)
         if holder == .nap {
             let said: String = switch (configuration.hold, keyRelease) {
@@ -376,6 +371,18 @@ public final class LiveNap: Sendable {
             + (fallback == .key ? "hold a key in this terminal instead" : "the release timer starts at once instead")
             + " (`snoozefuse doctor` says what each source answered)")
         return nil
+    }
+
+    /// The libraries the alarm plays through link on first use (CLazyLink): loaded before anything
+    /// else of a nap or a takeover calls them (its sound is checked first), so that one that cannot
+    /// be loaded ends the nap before it begins, or is written in the guardian's log, never the end of
+    /// the program at its first call.
+    private static func loadAlarmLibraries() throws(NapSetupError) {
+        do {
+            try AudioLibraries.loadForAlarm()
+        } catch {
+            throw NapSetupError(.internalError, ["cannot play an alarm: \(error)"])
+        }
     }
 
     private static func storePaths() throws(NapSetupError) -> StorePaths {

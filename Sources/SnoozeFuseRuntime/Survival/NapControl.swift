@@ -248,14 +248,14 @@ public enum ControlAnswer {
 public enum NapControl {
     /// Sends `request` and returns the reply, without its state. Throws when no nap listens or it
     /// does not answer within three seconds. A nap that a process holds but that nobody listens
-    /// for yet (it is starting, or its guardian is taking it over) is waited for, up to `patience`
-    /// (``ListenerWait``).
-    public static func send(_ request: ControlRequest, patience: Duration = .seconds(5),
+    /// for yet is waited for (``ListenerWait``): up to 5 s for a guardian taking it over, 1 s for
+    /// the nap's own process.
+    public static func send(_ request: ControlRequest,
                             environment: [String: String] = ProcessInfo.processInfo.environment) throws(NapControlError) -> ControlReply {
         let paths: StorePaths
         do { paths = try StorePaths(environment: environment) } catch { throw .unusable(error.description) }
         let socket = paths.controlSocket(environment: environment).path
-        let wait = ListenerWait(from: BootInstant.now, patience: patience)
+        let wait = ListenerWait(from: BootInstant.now)
         var connection: Int32 = -1
         while connection < 0 {
             do {
@@ -263,13 +263,21 @@ public enum NapControl {
             } catch {
                 guard error.isNobodyListening else { throw .unusable(error.description) }
                 let status = NapStatus.read(environment: environment)
-                let held = [.running, .ringing, .snoozed, .guarded].contains(status.status)
-                switch wait.nobodyListened(at: BootInstant.now, held: held) {
+                // A nap whose process is gone but whose lock is held is being taken over: its
+                // guardian holds the lock before it saves the state as its own.
+                let takingOver = status.state?.holder == .guardian || status.state.map { !NapStatus.isAlive($0.pid) } == true
+                let holder: ListenerWait<BootInstant>.Holder = switch status.status {
+                case .guarded: .guardian
+                case .running, .ringing, .snoozed: takingOver ? .guardian : .process
+                case .none, .interrupted, .damaged: .nobody
+                }
+                switch wait.nobodyListened(at: BootInstant.now, holder: holder) {
                 case .noNap:
                     throw .noNap
                 case .giveUp:
-                    let holder = status.status == .guarded ? "its guardian" : "its process"
-                    throw .notListening(holder: "\(holder) (pid \(status.pid.map(String.init) ?? "unknown"))", socket: socket, waited: patience)
+                    let pid = status.pid.map(String.init) ?? "unknown"
+                    throw .notListening(holder: holder == .guardian ? "its guardian (pid \(pid))" : "its process (pid \(pid))",
+                                        socket: socket, waited: wait.start.duration(to: wait.deadline(for: holder)))
                 case .retry(let next):
                     _ = SystemThread.sleep(until: next) { false }
                 }
@@ -315,8 +323,9 @@ public enum NapControlError: Error, Sendable, Hashable, CustomStringConvertible 
         case .noNap: "no nap is running (start one with `snoozefuse nap`)"
         case .noAnswer(let path): "the nap at \(path) did not answer within 3 s"
         case .notListening(let holder, let socket, let waited):
-            "the nap is held by \(holder), but nothing listened at \(socket) for \(waited.compactDescription) "
-                + "(a guardian taking a nap over listens once it holds the alarm): try again, and see `snoozefuse status`"
+            "the nap is held by \(holder), but nothing listened at \(socket) for \(waited.compactDescription): "
+                + "a nap whose start said it cannot serve other terminals never listens, and one started with another "
+                + "XDG_RUNTIME_DIR listens elsewhere; a guardian still taking the nap over may answer in a moment (`snoozefuse status`)"
         case .unusable(let reason): reason
         }
     }

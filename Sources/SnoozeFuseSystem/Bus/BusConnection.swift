@@ -89,6 +89,15 @@ public final class BusConnection {
     /// - Throws: ``BusError`` (stage `connect`) when there is no bus to connect to.
     public init(_ bus: BusKind, for method: BusMethod) throws(BusError) {
         self.bus = bus
+        // sd-bus is linked on first use (CLazyLink): a libsystemd that cannot be loaded is a bus
+        // that is not there, said as such, never the end of the program at its first call.
+        var why = [CChar](repeating: 0, count: 256)
+        let size = why.count
+        if why.withUnsafeMutableBufferPointer({ snoozefuse_systemd_load($0.baseAddress!, size) }) != 0 {
+            var error = BusError(bus: bus, method: method, stage: .connect, code: ENOENT)
+            error.libraryFailure = String(decoding: why.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            throw error
+        }
         var opened: OpaquePointer?
         let result = bus == .system ? sd_bus_open_system(&opened) : sd_bus_open_user(&opened)
         guard result >= 0, let opened else { throw BusError(bus: bus, method: method, stage: .connect, code: -result) }

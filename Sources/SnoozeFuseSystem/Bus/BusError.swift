@@ -32,6 +32,9 @@ public struct BusError: Error, Sendable, Hashable, CustomStringConvertible {
     /// For a reply that was not what the caller expected: what it expected.
     public var expected: [BusReplyType]?
 
+    /// libsystemd (sd-bus), linked on first use, cannot be loaded: why.
+    public var libraryFailure: String?
+
     public init(bus: BusKind, method: BusMethod, stage: Stage, code: Int32, timeout: Duration? = nil) {
         self.bus = bus
         self.method = method
@@ -43,7 +46,7 @@ public struct BusError: Error, Sendable, Hashable, CustomStringConvertible {
     /// No bus to talk to, or nothing on it provides the service: the feature is absent here, not
     /// broken (a container has no system bus; a session without a desktop has no notification server).
     public var isUnavailable: Bool {
-        (stage == .connect && Self.absentCodes.contains(code))
+        libraryFailure != nil || (stage == .connect && Self.absentCodes.contains(code))
             || remoteName == "org.freedesktop.DBus.Error.ServiceUnknown"
             || remoteName == "org.freedesktop.DBus.Error.NameHasNoOwner"
     }
@@ -71,6 +74,9 @@ public struct BusError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// Why, in the service's words or the system's.
     public var reason: String {
+        if let libraryFailure {
+            return "libsystemd.so.0 cannot be loaded (\(libraryFailure))"
+        }
         if let timeout {
             return "no answer within \(timeout)"
         }
@@ -85,6 +91,9 @@ public struct BusError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// What to do about it.
     public var fix: String {
+        if libraryFailure != nil {
+            return "install Debian's package libsystemd0"
+        }
         if isUnavailable {
             if remoteName != nil {
                 return "nothing on \(bus.name) provides \(method.service): start the service that does"

@@ -2,9 +2,10 @@
  * process passes through the stub that loads the library (it fills every pointer), so the shape
  * to call first is an argument: `threads` (eight threads racing), `integers`, `doubles`, `mixed`,
  * `variadic`, `returned`, `passed`; then every shape is checked. Prints one line per check,
- * `ok NAME` or `wrong NAME: ...`, then `loaded N` (how many times the library was opened), and
+ * `ok NAME` or `wrong NAME: ...`, then `opened N` (how many times the library was opened), and
  * exits 0 when all were right. With `load` first, it loads ahead and prints what the loader said
  * when it cannot (exit 3). */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -36,17 +37,23 @@ static void check(const char *name, int good, const char *detail) {
     }
 }
 
+static pthread_barrier_t start_together;
+
 static void *call_from_thread(void *argument) {
     (void)argument;
-    /* Every thread's first call may be the one that loads. */
+    /* Every thread's first call may be the one that loads: they start at once. */
+    pthread_barrier_wait(&start_together);
     return (void *)(intptr_t)(lazy_ten_integers(1, 1, 1, 1, 1, 1, 1, 1, 1, 1) == 55);
 }
 
 static void check_integers(void) {
     char detail[64];
+    /* A function that leaves errno alone: the first call's loading must too. */
+    errno = 4321;
     int64_t integers = lazy_ten_integers(1, 2, 3, 4, 5, 6, 7, 8, 9, 10);
-    snprintf(detail, sizeof detail, "%lld", (long long)integers);
-    check("integers", integers == 385, detail);
+    int after = errno;
+    snprintf(detail, sizeof detail, "%lld, errno %d", (long long)integers, after);
+    check("integers", integers == 385 && after == 4321, detail);
 }
 
 static void check_doubles(void) {
@@ -87,6 +94,7 @@ static void check_passed(void) {
 
 static void check_threads(void) {
     pthread_t threads[8];
+    pthread_barrier_init(&start_together, NULL, 8);
     for (int index = 0; index < 8; index += 1) pthread_create(&threads[index], NULL, call_from_thread, NULL);
     int threaded = 1;
     for (int index = 0; index < 8; index += 1) {
@@ -128,6 +136,6 @@ int main(int argc, char **argv) {
         return 2;
     }
     for (size_t index = 0; index < SHAPES; index += 1) shapes[index].run();
-    printf("loaded %d\n", snoozefuse_lazy_loaded);
+    printf("opened %d\n", snoozefuse_lazy_opens);
     return failures == 0 ? 0 : 1;
 }
