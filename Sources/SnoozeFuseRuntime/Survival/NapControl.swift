@@ -275,7 +275,8 @@ public enum NapControl {
                 case .noNap:
                     throw .noNap
                 case .giveUp:
-                    let pid = status.pid.map(String.init) ?? "unknown"
+                    // During a takeover the state still names the dead nap's process: the guardian's is its own.
+                    let pid = ((holder == .guardian ? status.state?.guardianPid : nil) ?? status.pid).map(String.init) ?? "unknown"
                     throw .notListening(holder: holder == .guardian ? "its guardian (pid \(pid))" : "its process (pid \(pid))",
                                         socket: socket, waited: wait.start.duration(to: wait.deadline(for: holder)))
                 case .retry(let next):
