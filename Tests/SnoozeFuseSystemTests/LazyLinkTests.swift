@@ -11,7 +11,10 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
 /// system compiler and with the toolchain's clang, and on aarch64 under qemu (clang's assembly,
 /// Debian's cross linker): each call returns what the library computed, the library is opened
 /// once, and a library that is not there ends the program with what to install (exit 70).
-@Suite("CLazyLink: a library linked on first use, every shape of call")
+/// One build at a time (`.serialized`): each compiles and runs a few programs, and the whole
+/// suite's other tests include timed checks (the plugin validator's render limit) that share the
+/// two cores.
+@Suite("CLazyLink: a library linked on first use, every shape of call", .serialized)
 struct LazyLinkTests {
     struct Built {
         let folder: TemporaryFolder
