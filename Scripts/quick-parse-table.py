@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes Sources/snoozefuse/QuickParseTable.swift: the arguments of the commands that QuickParse
+"""Writes Sources/snoozefuse/Program/QuickParseTable.swift: the arguments of the commands that QuickParse
 parses without ArgumentParser's reflection, as ArgumentParser itself defines them (read from the
 built binary's `--experimental-dump-help`). ArgumentParser's own flags (--help, --version) are
 left out: QuickParse leaves them to it.
@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 COMMANDS = ["status", "stop", "snooze", "add", "presets list"]
-TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Sources", "snoozefuse", "QuickParseTable.swift")
+TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Sources", "snoozefuse", "Program", "QuickParseTable.swift")
 
 
 def find(command, path):
