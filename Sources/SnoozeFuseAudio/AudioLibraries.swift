@@ -2,6 +2,7 @@ import CALSA
 import CPulse
 import CSampleRate
 import CSndFile
+import SnoozeFuseSystem
 
 /// The C libraries an alarm plays through, each linked on its first call rather than when the
 /// program starts (CLazyLink; issue 23): libsndfile, alsa-lib, libsamplerate, and libpulse where
@@ -34,9 +35,6 @@ public enum AudioLibraries {
 
     private static func load(file: String, package: String,
                              _ loader: (UnsafeMutablePointer<CChar>, Int) -> Int32) throws(Missing) {
-        var why = [CChar](repeating: 0, count: 256)
-        let count = why.count
-        guard why.withUnsafeMutableBufferPointer({ loader($0.baseAddress!, count) }) != 0 else { return }
-        throw Missing(file: file, package: package, reason: String(decoding: why.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        if let reason = LazyLibrary.failure(of: loader) { throw Missing(file: file, package: package, reason: reason) }
     }
 }

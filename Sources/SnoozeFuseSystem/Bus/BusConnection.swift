@@ -91,11 +91,9 @@ public final class BusConnection {
         self.bus = bus
         // sd-bus is linked on first use (CLazyLink): a libsystemd that cannot be loaded is a bus
         // that is not there, said as such, never the end of the program at its first call.
-        var why = [CChar](repeating: 0, count: 256)
-        let size = why.count
-        if why.withUnsafeMutableBufferPointer({ snoozefuse_systemd_load($0.baseAddress!, size) }) != 0 {
+        if let failure = LazyLibrary.failure(of: { snoozefuse_systemd_load($0, $1) }) {
             var error = BusError(bus: bus, method: method, stage: .connect, code: ENOENT)
-            error.libraryFailure = String(decoding: why.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            error.libraryFailure = failure
             throw error
         }
         var opened: OpaquePointer?
