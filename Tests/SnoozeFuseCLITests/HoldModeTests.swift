@@ -150,6 +150,65 @@ struct HoldModeTests {
         #expect(intensities.allSatisfy { $0 == "1.000" || $0 == "0.700" })
     }
 
+    /// A Wayland desktop where nothing tells the idle time (no GNOME, no org.freedesktop.ScreenSaver,
+    /// no logind; the X server is not asked under Wayland): `--hold desktop` says so, with what each
+    /// source answered, and on a terminal the nap is held by a key instead.
+    @Test func aWaylandDesktopThatTellsNoIdleTimeFallsBackToAHeldKey() async throws {
+        let pty = try PtyRun()
+        defer { pty.cleanUp() }
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        var environment = ProcessInfo.processInfo.environment
+        environment["WAYLAND_DISPLAY"] = "wayland-0"
+        environment["XDG_SESSION_TYPE"] = "wayland"
+        environment["DISPLAY"] = ":97"
+        environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        environment["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=\(bus.folder.path("no-system-bus"))"
+        let isolated = try isolatingNapState(environment)
+        defer { withExtendedLifetime(isolated.folder) {} }
+        let result = try await pty.napOnPty("hold:1.5", ["--hold", "desktop"], environment: isolated.environment)
+        #expect(result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "snoozefuse's exit status")
+        let terminal = String(decoding: try Data(contentsOf: pty.transcript), as: UTF8.self)
+        #expect(terminal.contains("--hold desktop: nothing here tells how long the desktop has been idle"), "\(terminal)")
+        #expect(terminal.contains("a Wayland session: its X server (XWayland) sees only the input of X programs"))
+        #expect(terminal.contains("hold a key in this terminal instead"))
+        let lines = try String(contentsOf: pty.events, encoding: .utf8).split(separator: "\n")
+        let records = try lines.map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] ?? [:] }
+        #expect(records.first { $0["event"] as? String == "hold" }?["what"] as? String == "key")
+        #expect(records.filter { $0["event"] as? String == "phase" }.compactMap { $0["phase"] as? String }
+            == ["holding", "releasing", "napping", "ringing", "finished"])
+    }
+
+    /// `--hold none` is `--no-hold`; `--no-hold` beats a `--hold`, and the dry run says so on the
+    /// `hold` line; a bare `--hold` (a flag in earlier releases) is refused with its new spelling.
+    @Test func holdNoneIsNoHoldAndABareHoldIsToldItsNewSpelling() async throws {
+        let isolated = try isolatingNapState(ProcessInfo.processInfo.environment)
+        defer { withExtendedLifetime(isolated.folder) {} }
+        let none = try await runProcess(snoozefuse, ["nap", "--preset", "quick-test", "--hold", "none", "--ring-limit", "1", "--device", "null",
+                                                     "--events", "jsonl"], environment: isolated.environment)
+        #expect(none.status == 0, "\(none.standardError)")
+        let phases = none.standardOutput.split(separator: "\n").compactMap { line -> String? in
+            let record = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            return record?["event"] as? String == "phase" ? record?["phase"] as? String : nil
+        }
+        #expect(phases == ["releasing", "napping", "ringing", "finished"], "no hold: the release starts at once")
+        let dry = try await runProcess(snoozefuse, ["nap", "--hold", "desktop", "--no-hold", "--dry-run"], environment: isolated.environment)
+        #expect(dry.status == 0)
+        let holdLine = dry.standardOutput.split(separator: "\n").first { $0.hasPrefix("hold ") }.map(String.init) ?? ""
+        #expect(holdLine.contains("desktop") && holdLine.hasSuffix("--hold; this nap is held by nothing: no-hold wins"), "\(holdLine)")
+        let json = try await runProcess(snoozefuse, ["nap", "--hold", "desktop", "--no-hold", "--dry-run", "--json"], environment: isolated.environment)
+        let document = try JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8)) as? [String: Any]
+        let entries = document?["settings"] as? [[String: Any]] ?? []
+        #expect(entries.first { $0["key"] as? String == "hold" }?["effective"] as? String == "none")
+        #expect(entries.first { $0["key"] as? String == "volume" }?["effective"] == nil)
+        for arguments in [["nap", "--hold"], ["nap", "--hold", "--dry-run"]] {
+            let bare = try await runProcess(snoozefuse, arguments, environment: isolated.environment)
+            #expect(bare.status == 64)
+            #expect(bare.standardError.contains("Missing value for '--hold <key|desktop|none>'"), "\(bare.standardError)")
+            #expect(bare.standardError.contains("--hold key is the --hold of earlier releases"))
+        }
+    }
+
     @Test func holdModeWithoutATerminalIsAUsageError() async throws {
         let result = try await runProcess(snoozefuse, ["nap", "--preset", "quick-test"])
         #expect(result.status == 64)

@@ -9,12 +9,12 @@ struct KeyReleaseTests {
         #expect(release.holdBegan(at: at(0)) == at(0))
         // Shift is down with space: space (57) is the held key.
         let first = release.sample(keysDown: [42, 57], at: at(0))
-        #expect(!first.released && first.next == at(0.02))
+        #expect(!first.released && first.next == at(0.02) && first.leftToTheGap == nil)
         #expect(release.heldKey == 57)
         // Shift coming up is not the release; another key going down is not either.
         #expect(release.sample(keysDown: [57, 30], at: at(0.5)).released == false)
         let up = release.sample(keysDown: [30], at: at(1.2))
-        #expect(up.released && up.next == nil)
+        #expect(up.released && up.next == nil && up.leftToTheGap == nil)
         #expect(release.heldKey == nil)
         #expect(release.sample(keysDown: [], at: at(1.3)).next == nil, "nothing to read until the next hold")
     }
@@ -31,6 +31,7 @@ struct KeyReleaseTests {
         _ = stuck.holdBegan(at: at(0))
         let gaveUp = stuck.sample(keysDown: [30, 57], at: at(0.5))
         #expect(!gaveUp.released && gaveUp.next == nil && stuck.heldKey == nil, "still two after half a second: left to the gap")
+        #expect(gaveUp.leftToTheGap == .severalKeysDown)
     }
 
     @Test func aHoldWhoseKeyNeverShowsIsLeftToTheTerminal() {
@@ -39,6 +40,7 @@ struct KeyReleaseTests {
         #expect(release.sample(keysDown: [29], at: at(10.2)).next == at(10.22), "only Ctrl: still looking")
         let late = release.sample(keysDown: [], at: at(10.5))
         #expect(!late.released && late.next == nil, "half a second without the key: given up")
+        #expect(late.leftToTheGap == .noKeyDown)
     }
 
     /// NapKeys, KeyRelease and the Session together on virtual time: a space held for 1.2 s.

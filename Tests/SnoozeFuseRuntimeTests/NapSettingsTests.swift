@@ -96,6 +96,9 @@ struct NapSettingsTests {
         (.noHold, "maybe", "--no-hold is true or false"),
         (.events, "xml", "--events: \"xml\" is not an event format"),
         (.device, "", "--device needs a PCM name"),
+        (.hold, "mouse", "--hold: \"mouse\" is not a hold; use key"),
+        (.idleAfter, "0", "--idle-after must be 1s to 10m, not 0s"),
+        (.idleAfter, "11m", "--idle-after must be 1s to 10m, not 11m"),
     ])
     func aRefusedValueIsRefusedTheSameWayFromEverySource(key: NapSettingKey, value: String, message: String) throws {
         let parsed = #expect(throws: NapSettingError.self) { try key.parse([value]) }
@@ -121,6 +124,35 @@ struct NapSettingsTests {
         }
         #expect(inPreset?.kind == .badConfiguration)
         #expect(inPreset?.lines.first?.contains("the preset \"odd\" holds \(key.rawValue) \(value): \(parsed?.message ?? "?")") == true)
+    }
+
+    /// What holds the nap: `--hold none` is `--no-hold`; a `--hold` beats a `no-hold` from a weaker
+    /// layer, and `--no-hold` beats everything (each as the nap's own `flags` gives them).
+    @Test func whatHoldsTheNapFollowsHoldAndNoHoldByWhereEachCameFrom() throws {
+        func hold(_ layers: NapSettingLayers) throws -> HoldSource { try NapSettingsResolver.resolve(layers).hold }
+        #expect(try hold(NapSettingLayers()) == .key)
+        #expect(try hold(NapSettingLayers(flags: [.hold: ["none"]])) == .none)
+        #expect(try hold(NapSettingLayers(flags: [.hold: ["none"]])).waitsForHold == false)
+        #expect(try hold(NapSettingLayers(flags: [.noHold: ["true"]])) == .none)
+        #expect(try hold(NapSettingLayers(settings: ["hold": ["desktop"]])) == .desktop)
+        #expect(try hold(NapSettingLayers(flags: [.hold: ["desktop"]], settings: ["no-hold": ["true"]])) == .desktop,
+                "a hold named on the command line beats a no-hold setting")
+        #expect(try hold(NapSettingLayers(settings: ["hold": ["desktop"], "no-hold": ["true"]])) == .none, "no-hold beats a hold of the same layer")
+        #expect(try hold(NapSettingLayers(flags: [.hold: ["desktop"], .noHold: ["true"]])) == .none, "--no-hold beats --hold")
+        #expect(try hold(NapSettingLayers(environment: ["SNOOZEFUSE_HOLD": "desktop"], settings: ["no-hold": ["true"]])) == .desktop)
+    }
+
+    /// `--idle-after` named for a nap the desktop does not hold is a warning that says what holds it.
+    @Test func idleAfterWithoutADesktopHoldIsAWarning() throws {
+        func warnings(_ layers: NapSettingLayers) throws -> [String] { try NapSettingsResolver.resolve(layers).warnings }
+        #expect(try warnings(NapSettingLayers(flags: [.idleAfter: ["15s"]])).contains("--idle-after applies only with --hold desktop; this nap is held by a key"))
+        #expect(try warnings(NapSettingLayers(flags: [.idleAfter: ["15s"], .noHold: ["true"]]))
+            .contains("--idle-after applies only with --hold desktop; this nap is held by nothing"))
+        #expect(try warnings(NapSettingLayers(environment: ["SNOOZEFUSE_IDLE_AFTER": "15s"]))
+            .contains("idle-after (SNOOZEFUSE_IDLE_AFTER) applies only with --hold desktop; this nap is held by a key"))
+        #expect(try warnings(NapSettingLayers(flags: [.idleAfter: ["15s"], .hold: ["desktop"]])).isEmpty)
+        #expect(try warnings(NapSettingLayers(settings: ["idle-after": ["15s"]])).isEmpty, "a kept setting is for desk naps, not a mistake")
+        #expect(try NapSettingsResolver.resolve(NapSettingLayers(flags: [.idleAfter: ["15s"], .hold: ["desktop"]])).configuration(showsCountdown: false, usesColour: false).idleAfter == .seconds(15))
     }
 
     @Test func anUnknownPresetIsAUsageErrorAsAFlagAndAConfigurationErrorAsASetting() {

@@ -41,27 +41,45 @@ public struct KeyRelease<Instant: InstantProtocol>: Sendable, Hashable where Ins
         state = .idle
     }
 
-    /// The keys down at `now`: whether the held key was let go, and when to read again (nil: not
-    /// until the next hold).
-    public mutating func sample(keysDown: Set<UInt16>, at now: Instant) -> (released: Bool, next: Instant?) {
+    /// Why a hold was left to the terminal's release gap.
+    public enum Gap: Sendable, Hashable {
+        /// No key but modifiers was down on the keyboards read (typed over SSH, or on a keyboard
+        /// this user may not read).
+        case noKeyDown
+        /// More than one key was down (a stuck key, another keyboard): which is held is not known.
+        case severalKeysDown
+    }
+
+    /// What a read of the key state means.
+    public struct Step: Sendable, Hashable {
+        /// The held key was let go.
+        public var released: Bool
+        /// When to read again; nil: not until the next hold.
+        public var next: Instant?
+        /// Set when this read gave the hold up to the terminal's release gap, and why.
+        public var leftToTheGap: Gap?
+    }
+
+    /// The keys down at `now`: whether the held key was let go, and when to read again.
+    public mutating func sample(keysDown: Set<UInt16>, at now: Instant) -> Step {
         switch state {
         case .idle:
-            return (false, nil)
+            return Step(released: false, next: nil)
         case .looking(let since):
             let candidates = keysDown.subtracting(Self.modifiers)
             if candidates.count == 1, let key = candidates.first {
                 state = .tracking(key: key)
-                return (false, now.advanced(by: Self.poll))
+                return Step(released: false, next: now.advanced(by: Self.poll))
             }
             guard since.duration(to: now) < Self.lookFor else {
                 state = .idle
-                return (false, nil)
+                return Step(released: false, next: nil, leftToTheGap: candidates.isEmpty ? .noKeyDown : .severalKeysDown)
             }
-            return (false, now.advanced(by: Self.poll))
+            return Step(released: false, next: now.advanced(by: Self.poll))
         case .tracking(let key):
-            guard !keysDown.contains(key) else { return (false, now.advanced(by: Self.poll)) }
+            guard !keysDown.contains(key) else { return Step(released: false, next: now.advanced(by: Self.poll)) }
             state = .idle
-            return (true, nil)
+            return Step(released: true, next: nil)
         }
     }
 }

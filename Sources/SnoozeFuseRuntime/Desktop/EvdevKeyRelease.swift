@@ -65,8 +65,9 @@ final class EvdevKeyRelease: Sendable {
     }
 
     /// Follows the nap's phases: a hold (phase `holding`) starts watching its key, any other phase
-    /// stops it. `send` gets ``KeyInput/released`` when the held key comes up.
-    func follow(_ record: SessionRecord, send: @escaping @Sendable (NapCommand) -> Void) {
+    /// stops it. `send` gets ``KeyInput/released`` when the held key comes up; `note` a `hold` note
+    /// when a hold is left to the terminal's release gap, and why.
+    func follow(_ record: SessionRecord, send: @escaping @Sendable (NapCommand) -> Void, note: @escaping @Sendable (SessionNote) -> Void) {
         guard record.event == .phase, let phase = record.phase else { return }
         let generation: Int? = state.withLock { running in
             guard phase == .holding else {
@@ -89,9 +90,21 @@ final class EvdevKeyRelease: Sendable {
                 guard SystemThread.sleep(until: due, unless: { !current() }) else { return }
                 let step = release.sample(keysDown: keysDown(), at: BootInstant.now)
                 if step.released, current() { send(.key(.released)) }
+                if let gap = step.leftToTheGap, current() { note(.hold(what: .key, message: Self.gapMessage(gap))) }
                 next = step.next
             }
         }
+    }
+}
+
+extension EvdevKeyRelease {
+    /// What a hold left to the terminal's release gap says (shown with `--verbose`).
+    static func gapMessage(_ gap: KeyRelease<BootInstant>.Gap) -> String {
+        let why = switch gap {
+        case .noKeyDown: "no key was down on the keyboards read (typed over SSH, or on a keyboard this user may not read)"
+        case .severalKeysDown: "several keys were down (a stuck key, or another keyboard): which one is held is not known"
+        }
+        return "this hold's release is taken 0.75 s after the key's autorepeat stops: \(why)"
     }
 }
 

@@ -295,7 +295,7 @@ public final class LiveNap: Sendable {
         ports.onRecord = { record in
             wakefulness.follow(record)
             hooks?.follow(record)
-            keyReader?.follow(record) { link.session?.send($0) }
+            keyReader?.follow(record, send: { link.session?.send($0) }, note: { noteFeed.yield($0) })
         }
         let session = NapSession(configuration: configuration, ports: ports, history: facts)
         link.session = session

@@ -17,9 +17,9 @@ struct Nap: ParsableCommand {
         this terminal, let go as you fall asleep; desktop is you using the machine: any key or \
         pointer input anywhere in the desktop session holds it, --idle-after (default 10s) \
         without input starts the release, and input during the release starts it over (no \
-        terminal needed; the idle time comes from GNOME, org.freedesktop.ScreenSaver, the X \
-        server or logind: `snoozefuse doctor` says which answers here). Once the nap has \
-        started, input changes nothing.
+        terminal needed; the idle time comes from the first of GNOME, the X server (not under \
+        Wayland), org.freedesktop.ScreenSaver and logind that answers: `snoozefuse doctor` says \
+        which). Once the nap has started, input changes nothing.
 
         Durations: \(DurationParser.acceptedForms).
         Presets: \(Preset.builtIn.map { "\($0.name) (\($0.summary))" }.joined(separator: "; ")); \
@@ -100,6 +100,15 @@ struct Nap: ParsableCommand {
         return flags
     }
 
+    /// `--hold` was a flag (wait for a held key) before it took a value. When `arguments` give a
+    /// `nap` a `--hold` with no value after it, the line that says how it is spelled now.
+    static func bareHoldHint(_ arguments: [String]) -> String? {
+        guard arguments.first == configuration.commandName, let at = arguments.firstIndex(of: "--hold") else { return nil }
+        let next = arguments.index(after: at)
+        guard next == arguments.endIndex || arguments[next].hasPrefix("-") else { return nil }
+        return "snoozefuse: --hold now says what holds the nap: --hold key is the --hold of earlier releases (a key held down in this terminal); --hold desktop is your use of the machine; --hold none is --no-hold."
+    }
+
     func validate() throws {
         try checkSettingFlags(flags)
         if json && !dryRun {
@@ -151,6 +160,8 @@ extension Nap: LoopCommand {
                 var value: NapJSONValue
                 var source: String
                 var from: String
+                /// What the nap does where another setting overrides this one (`hold` under `no-hold`).
+                var effective: String?
             }
             struct Document: Encodable {
                 var event: String?
@@ -158,7 +169,7 @@ extension Nap: LoopCommand {
             }
             let entries = resolved.settings.map { setting in
                 Entry(key: setting.key.rawValue, value: NapJSONValue(setting.key, setting.value), source: setting.source.layer,
-                      from: setting.source.description(of: setting.key))
+                      from: setting.source.description(of: setting.key), effective: overridden(setting, in: resolved))
             }
             if json {
                 printJSON(Document(event: nil, settings: entries))
@@ -173,8 +184,16 @@ extension Nap: LoopCommand {
         for (setting, value) in zip(resolved.settings, values) {
             let key = setting.key.rawValue.padding(toLength: keyWidth, withPad: " ", startingAt: 0)
             let shown = value.count < valueWidth ? value.padding(toLength: valueWidth, withPad: " ", startingAt: 0) : value
-            writeLine("\(key)  \(shown)  \(setting.source.description(of: setting.key))", to: STDOUT_FILENO)
+            let override = overridden(setting, in: resolved).map { "; this nap is held by \($0 == HoldSource.none.rawValue ? "nothing" : $0): no-hold wins" } ?? ""
+            writeLine("\(key)  \(shown)  \(setting.source.description(of: setting.key))\(override)", to: STDOUT_FILENO)
         }
+    }
+
+    /// The hold the nap uses where `setting` is `hold` and a `no-hold` as strong or stronger
+    /// overrides it (nil otherwise): the dry run says what the nap would do, not only each value.
+    private func overridden(_ setting: ResolvedNapSettings.Setting, in resolved: ResolvedNapSettings) -> String? {
+        guard setting.key == .hold, let named = setting.value?.text, named != resolved.hold.rawValue else { return nil }
+        return resolved.hold.rawValue
     }
 }
 
