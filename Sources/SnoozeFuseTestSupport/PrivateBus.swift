@@ -219,7 +219,7 @@ public final class PrivateBus: Sendable {
             @dbus.service.method("org.freedesktop.ScreenSaver", in_signature="", out_signature="u")
             def GetSessionIdleTime(self):
                 counter[0] += 1
-                log.write("GetSessionIdleTime %d\n" % counter[0])
+                log.write("GetSessionIdleTime %d t=%.3f\n" % (counter[0], time.time()))
                 return dbus.UInt32(idle_ms())
 
         # Mutter's watches: each belongs to its caller and fires WatchFired to it alone.
@@ -277,7 +277,7 @@ public final class PrivateBus: Sendable {
             @dbus.service.method("org.freedesktop.DBus.Properties", in_signature="ss", out_signature="v")
             def Get(self, interface, name):
                 counter[0] += 1
-                log.write("Get %s %d\n" % (name, counter[0]))
+                log.write("Get %s %d t=%.3f\n" % (name, counter[0], time.time()))
                 if name == "IdleHint":
                     return dbus.Boolean(True, variant_level=1)
                 if name == "Type":

@@ -305,13 +305,34 @@ struct DesktopHoldTests {
             }
             return lastInput
         }
+        // Input while napping (every 0.5 s for 2 s) changes nothing and is not read.
+        try await onOwnThread {
+            nap.waitBlocking { $0.contains { $0.phase == "napping" } }
+            for _ in 0 ..< 4 {
+                bus.input()
+                usleep(500_000)
+            }
+        }
         let status = try await nap.end()
         #expect(status == 0, "\(nap.standardError)")
         let records = nap.records
         #expect(records.filter { $0.event == "phase" }.map { $0.phase ?? "?" } == ["holding", "releasing", "napping", "ringing", "finished"])
         let release = try #require(records.first { $0.phase == "releasing" })
-        let waited = try #require(wallDate(release.wall)).timeIntervalSince(lastInput)
+        let releaseWall = try #require(wallDate(release.wall))
+        let waited = releaseWall.timeIntervalSince(lastInput)
         #expect(waited >= 1.9 && waited < 2.8, "held while the input went on, released \(waited) s after the last input: \(nap.standardError)")
+        // Polled no more than twice a second while released, and never once the nap started (a
+        // read begun as it started may still be answered within the 0.3 s allowed).
+        let nappingRecord = try #require(records.first { $0.phase == "napping" })
+        let napping = try #require(wallDate(nappingRecord.wall))
+        let read = standIn == .screenSaver ? "GetSessionIdleTime " : "Get IdleHint "
+        let reads = bus.log(of: standIn).filter { $0.hasPrefix(read) }.compactMap { line in
+            line.split(separator: " ").last.flatMap { $0.hasPrefix("t=") ? Double($0.dropFirst(2)) : nil }.map(Date.init(timeIntervalSince1970:))
+        }
+        let releasing = reads.filter { $0 >= releaseWall && $0 < napping }
+        let allowed = Int((napping.timeIntervalSince(releaseWall) / 0.5).rounded(.up)) + 1
+        #expect(!releasing.isEmpty && releasing.count <= allowed, "\(releasing.count) reads in a release of \(napping.timeIntervalSince(releaseWall)) s")
+        #expect(reads.filter { $0 > napping.addingTimeInterval(0.3) }.isEmpty, "reads after the nap started: \(bus.log(of: standIn))")
         let name = standIn == .screenSaver ? "org.freedesktop.ScreenSaver" : "systemd-logind (IdleHint)"
         let lines = try String(contentsOfFile: nap.eventsPath, encoding: .utf8).split(separator: "\n")
         let hold = lines.compactMap { try? JSONDecoder().decode(HoldEvent.self, from: Data($0.utf8)) }.first { $0.event == "hold" }
