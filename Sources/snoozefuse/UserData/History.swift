@@ -166,12 +166,13 @@ enum HistoryText {
         }
         text += "the max failsafe rang: \(share(summary.maxAlarms, of: summary.alarms))\n"
         text += "snoozed: \(share(summary.snoozedAlarms, of: summary.alarms))\n"
-        let chartNaps = summary.fallAsleepLast30.count
+        let count = summary.fallAsleepLast30.count
+        let chartNaps = count == 1 ? "1 nap" : "\(count) naps"
         if blocks {
             let longest = summary.fallAsleepLast30.compactMap { $0 }.max().map { " (highest: \(duration($0)))" } ?? ""
-            text += "time to fall asleep, last \(chartNaps) naps: \(NapHistoryChart.blocks(summary.fallAsleepLast30))\(longest)\n"
+            text += "time to fall asleep, last \(chartNaps): \(NapHistoryChart.blocks(summary.fallAsleepLast30))\(longest)\n"
         } else {
-            text += "time to fall asleep, last \(chartNaps) naps (seconds): \(NapHistoryChart.numbers(summary.fallAsleepLast30))\n"
+            text += "time to fall asleep, last \(chartNaps) (seconds): \(NapHistoryChart.numbers(summary.fallAsleepLast30))\n"
         }
         return text
     }
