@@ -370,13 +370,21 @@ struct DesktopHoldTests {
             struct Check: Decodable { var check: String; var verdict: String; var detail: String }
             var checks: [Check]
         }
-        func holdCheck(_ environment: [String: String]) async throws -> Report.Check {
+        func holdCheck(_ environment: [String: String], _ name: String = "hold-desktop") async throws -> Report.Check {
             let result = try await runProcess(snoozefuse, ["doctor", "--json", "--device", "null"], environment: environment)
             let report = try JSONDecoder().decode(Report.self, from: Data(result.standardOutput.utf8))
-            guard let check = report.checks.first(where: { $0.check == "hold-desktop" }) else {
-                throw ToolFailure(description: "doctor has no hold-desktop check: \(result.standardOutput)")
+            guard let check = report.checks.first(where: { $0.check == name }) else {
+                throw ToolFailure(description: "doctor has no \(name) check: \(result.standardOutput)")
             }
             return check
+        }
+        // Where a held key's release is read: the keyboards' devices, or the terminal's gap and why.
+        let keyHold = try await holdCheck(environment, "hold-key")
+        #expect(keyHold.verdict == "ok")
+        if FileManager.default.fileExists(atPath: "/dev/input") {
+            #expect(keyHold.detail.hasSuffix("(evdev)") || keyHold.detail.contains("the key's release is taken 0.75 s after its autorepeat stops ("), "\(keyHold.detail)")
+        } else {
+            #expect(keyHold.detail == "--hold key: the key's release is taken 0.75 s after its autorepeat stops (no input devices in /dev/input (a container or a remote session))")
         }
         let onX = try await holdCheck(environment)
         #expect(onX.verdict == "ok")
