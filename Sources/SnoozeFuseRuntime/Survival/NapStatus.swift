@@ -71,10 +71,11 @@ public struct NapStatus: Sendable, Hashable, Encodable {
         // Alive means holding its lock, which the kernel takes away at death: a process killed
         // and not yet reaped (a zombie under a late or absent init) is dead. Where the kernel's
         // list of locks cannot be read, the process ids decide.
-        let sameBoot = live.bootID == currentBootID()
+        let bootID = currentBootID()
+        let sameBoot = live.bootID == bootID
         let holderAlive = sameBoot && (NapLock.isHeld(paths.napLock) ?? isAlive(live.pid))
         let guardianAlive = sameBoot && (NapLock.isHeld(paths.guardianLock) ?? live.guardianPid.map(isAlive) == true)
-        var status = NapStatus(live, now: BootInstant.now, wallNow: Date(), bootID: currentBootID(),
+        var status = NapStatus(live, now: BootInstant.now, wallNow: Date(), bootID: bootID,
                                holderAlive: holderAlive, guardianAlive: guardianAlive)
         status.damage = damage
         return status

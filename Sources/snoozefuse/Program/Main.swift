@@ -3,16 +3,16 @@ import Foundation
 import SnoozeFuseRuntime
 
 /// A command that runs on the program's event loop (its tasks and timers on one thread of their
-/// own; see `EventLoop`). It must be listed in ``Main/runners``.
+/// own; see `EventLoop`). It must be listed in ``Main/runner(for:)``.
 protocol LoopCommand {
     func run(on loop: EventLoop) async throws
 }
 
 extension LoopCommand where Self: ParsableCommand {
-    /// Reached only when a loop command is missing from ``Main/runners``: said, not run as
+    /// Reached only when a loop command is missing from ``Main/runner(for:)``: said, not run as
     /// something else (ArgumentParser's own default would print the help and succeed).
     mutating func run() throws {
-        writeLine("snoozefuse: internal error: \(Self.self) runs on the event loop but is not among Main's runners", to: STDERR_FILENO)
+        writeLine("snoozefuse: internal error: \(Self.self) runs on the event loop but is not among Main.runner(for:)'s commands", to: STDERR_FILENO)
         throw ExitStatus.internalError
     }
 }
@@ -20,10 +20,11 @@ extension LoopCommand where Self: ParsableCommand {
 /// How a command that is not a plain one runs, given the parsed command and the loop.
 typealias CommandRunner = @Sendable (any ParsableCommand, EventLoop) async throws -> Void
 
-/// The program's entry point. It parses with ArgumentParser as usual but runs the chosen command
-/// on an ``EventLoop`` instead of ArgumentParser's async `main`, which would run it on the default
-/// global executor and so start libdispatch's once-a-second pool monitor: a napping process must
-/// not wake between its deadlines.
+/// The program's entry point. It parses with ArgumentParser as usual (or ``QuickParse``) and runs
+/// a loop or async command on an ``EventLoop`` instead of ArgumentParser's async `main`, which
+/// would run it on the default global executor and so start libdispatch's once-a-second pool
+/// monitor: a napping process must not wake between its deadlines. A plain command runs on the
+/// main thread.
 @main
 enum Main {
     static func main() {
@@ -38,15 +39,16 @@ enum Main {
         }
         do {
             let command = try parse(arguments)
-            let loop = EventLoop(name: "snoozefuse")
-            try loop.runBlocking {
-                if let runner = runners[ObjectIdentifier(type(of: command))] {
-                    try await runner(command, loop)
-                } else {
-                    var command = command
-                    try command.run()
-                }
+            guard let runner = runner(for: type(of: command)) else {
+                // A plain command runs here, on the main thread: no loop, no second thread and
+                // its allocator arena for a command that awaits nothing (`status` from a status
+                // bar every second; issue 23).
+                var command = command
+                try command.run()
+                return
             }
+            let loop = EventLoop(name: "snoozefuse")
+            try loop.runBlocking { try await runner(command, loop) }
         } catch let error as ExitCode {
             // The commands' own exit statuses carry no message (they said what they had to):
             // exit at once. ArgumentParser's exit would say nothing either, but builds the
@@ -73,28 +75,37 @@ enum Main {
 }
 
 extension Main {
-    /// The commands that run on the loop or are async, by type. Looked up by the parsed command's
-    /// type, not by casting it to `any LoopCommand` or `any AsyncParsableCommand`: a cast that fails
-    /// scans the binary's protocol conformance records, and a plain command (`status`, `stop`, …)
-    /// failed two of them: 0.65 M of `status`'s 28 M instructions (callgrind, issue 23). Casting to
-    /// the listed concrete type compares metadata only.
-    static let runners: [ObjectIdentifier: CommandRunner] = Dictionary(uniqueKeysWithValues: [
-        onLoop(Nap.self), onLoop(Sounds.Play.self), onLoop(Resume.self), onLoop(GuardianCommand.self),
-        async(PluginsList.self), async(PluginsInfo.self), async(PluginsCheck.self),
-    ])
-
-    private static func onLoop<C: ParsableCommand & LoopCommand>(_ type: C.Type) -> (ObjectIdentifier, CommandRunner) {
-        (ObjectIdentifier(type), { command, loop in
-            guard let command = command as? C else { return }
-            try await command.run(on: loop)
-        })
+    /// The runner of a command that runs on the loop or is async, by its type (nil: a plain
+    /// command). Looked up by the parsed command's type, not by casting it to `any LoopCommand` or
+    /// `any AsyncParsableCommand`: a cast that fails scans the binary's protocol conformance
+    /// records, and a plain command (`status`, `stop`, …) failed two of them: 0.65 M of
+    /// `status`'s 28 M instructions (callgrind, issue 23). A switch, not a dictionary built at every
+    /// start (0.5 M). Casting to the listed concrete type compares metadata only.
+    static func runner(for type: any ParsableCommand.Type) -> CommandRunner? {
+        switch ObjectIdentifier(type) {
+        case ObjectIdentifier(Nap.self): onLoop(Nap.self)
+        case ObjectIdentifier(Sounds.Play.self): onLoop(Sounds.Play.self)
+        case ObjectIdentifier(Resume.self): onLoop(Resume.self)
+        case ObjectIdentifier(GuardianCommand.self): onLoop(GuardianCommand.self)
+        case ObjectIdentifier(PluginsList.self): async(PluginsList.self)
+        case ObjectIdentifier(PluginsInfo.self): async(PluginsInfo.self)
+        case ObjectIdentifier(PluginsCheck.self): async(PluginsCheck.self)
+        default: nil
+        }
     }
 
-    private static func async<C: AsyncParsableCommand>(_ type: C.Type) -> (ObjectIdentifier, CommandRunner) {
-        (ObjectIdentifier(type), { command, _ in
+    private static func onLoop<C: ParsableCommand & LoopCommand>(_ type: C.Type) -> CommandRunner {
+        { command, loop in
+            guard let command = command as? C else { return }
+            try await command.run(on: loop)
+        }
+    }
+
+    private static func async<C: AsyncParsableCommand>(_ type: C.Type) -> CommandRunner {
+        { command, _ in
             guard var command = command as? C else { return }
             try await command.run()
-        })
+        }
     }
 }
 
@@ -106,12 +117,30 @@ func writeLine(_ text: String, to fileDescriptor: Int32) {
 
 /// Writes `text` as it is.
 func write(_ text: String, to fileDescriptor: Int32) {
-    try? FileHandle(fileDescriptor: fileDescriptor, closeOnDealloc: false).write(contentsOf: Data(text.utf8))
+    var text = text
+    text.withUTF8 { writeAll(UnsafeRawBufferPointer($0), to: fileDescriptor) }
 }
 
 /// Writes `bytes` as they are, in one call (a long listing built in one buffer).
 func write(bytes: [UInt8], to fileDescriptor: Int32) {
-    try? FileHandle(fileDescriptor: fileDescriptor, closeOnDealloc: false).write(contentsOf: bytes)
+    bytes.withUnsafeBytes { writeAll($0, to: fileDescriptor) }
+}
+
+/// `write(2)` until all of `buffer` is written (a pipe takes a long text in parts), again after a
+/// signal; any other error drops the rest. Not through FileHandle and Data: their first use costs
+/// every short command 0.4 M instructions (callgrind of `--version`, issue 23).
+private func writeAll(_ buffer: UnsafeRawBufferPointer, to fileDescriptor: Int32) {
+    guard var next = buffer.baseAddress else { return }
+    var left = buffer.count
+    while left > 0 {
+        let written = Glibc.write(fileDescriptor, next, left)
+        if written < 0 {
+            if errno == EINTR { continue }
+            return
+        }
+        next += written
+        left -= written
+    }
 }
 
 extension Main {

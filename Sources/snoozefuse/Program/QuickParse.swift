@@ -13,22 +13,29 @@ import ArgumentParser
 /// the same command for every form taken here (`snoozefuse --quick-parse-check ARGUMENTS…`
 /// prints what each made of them).
 enum QuickParse {
-    /// The arguments a command takes, by the name written on the command line.
+    /// The arguments a command takes, by the name written on the command line. Pairs in order,
+    /// not dictionaries: a handful of names, and a dictionary's first use (hashing, its generic
+    /// metadata) costs more than this whole parse (issue 23).
     struct Shape {
         /// `--name` or `-n` → the property.
-        var flags: [String: String]
-        var options: [String: String]
+        var flags: KeyValuePairs<String, String>
+        var options: KeyValuePairs<String, String>
         /// The positional arguments, in order.
         var positionals: [String]
+
+        func flag(written: String) -> String? { flags.first { $0.key == written }?.value }
+        func option(written: String) -> String? { options.first { $0.key == written }?.value }
     }
 
     /// What a command's arguments came to.
     struct Values {
-        var flags: Set<String> = []
-        var options: [String: String] = [:]
+        var flags: [String] = []
+        var optionValues: [(name: String, value: String)] = []
         var positionals: [String] = []
 
         func flag(_ name: String) -> Bool { flags.contains(name) }
+        /// The value given to the option whose property is `name`.
+        func option(_ name: String) -> String? { optionValues.first { $0.name == name }?.value }
     }
 
     /// The commands parsed here, by their path (a switch: a dictionary's first use costs more than
@@ -77,11 +84,12 @@ enum QuickParse {
             if !positionalsOnly, argument == "--" {
                 positionalsOnly = true
             } else if !positionalsOnly, argument.hasPrefix("-"), argument != "-" {
-                if let name = shape.flags[argument] {
-                    guard values.flags.insert(name).inserted else { return nil }
-                } else if let name = shape.options[argument], values.options[name] == nil, index < arguments.count,
+                if let name = shape.flag(written: argument) {
+                    guard !values.flag(name) else { return nil }
+                    values.flags.append(name)
+                } else if let name = shape.option(written: argument), values.option(name) == nil, index < arguments.count,
                           !arguments[index].hasPrefix("-") {
-                    values.options[name] = arguments[index]
+                    values.optionValues.append((name, arguments[index]))
                     index += 1
                 } else {
                     return nil
@@ -106,7 +114,7 @@ extension Status: QuickParsable {
         self.init()
         follow = values.flag("follow")
         json = values.flag("json")
-        guard let format = values.options["format"].map(Format.init(argument:)) ?? .text else { return nil }
+        guard let format = values.option("format").map(Format.init(argument:)) ?? .text else { return nil }
         self.format = format
     }
 }
