@@ -56,6 +56,11 @@ let package = Package(
         .target(name: "CPulse", dependencies: ["CLazyLink"], cSettings: lazyLinkSettings),
         // sd-bus: logind's inhibitor (keep-awake) and the desktop's notifications.
         .target(name: "CSystemd", dependencies: ["CLazyLink"], cSettings: lazyLinkSettings),
+        // SQLite, under GRDB: the store's database. GRDB's own module asks the linker for sqlite3;
+        // link/libsqlite3.so, a linker script found first, makes that "as needed", and nothing
+        // needs it once every function GRDB calls is a trampoline here.
+        .target(name: "CSQLite", dependencies: ["CLazyLink"], exclude: ["link"], cSettings: lazyLinkSettings,
+                linkerSettings: [.unsafeFlags(["-L\(Context.packageDirectory)/Sources/CSQLite/link"])]),
 
         // MARK: Plugin ABI (header only; its one .c file holds layout checks) and built-in plugins
         .target(name: "SnoozeFusePluginABI"),
@@ -118,7 +123,7 @@ let package = Package(
         .target(name: "CPluginProbe"),
         .target(
             name: "SnoozeFuseStore",
-            dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [.product(name: "GRDB", package: "GRDB.swift"), "CSQLite"],
             swiftSettings: strictSettings
         ),
         // Sound library: validation, repair, import into the store, export (between the CLI and Audio/Store).

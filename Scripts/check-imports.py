@@ -33,7 +33,7 @@ LAYERS = {
     "SnoozeFuseSoundLibrary": {"SnoozeFuseAudio", "SnoozeFuseCAF", "SnoozeFuseStore", "SnoozeFuseSystem", "CLinux"},
     "SnoozeFusePluginHost": {"SnoozeFusePluginABI", "SnoozeFuseSystem", "Logging"},
     "SnoozeFuseAudio": {"SnoozeFuseCore", "SnoozeFuseSystem", "CSndFile", "CALSA", "CSampleRate", "CPulse"},
-    "SnoozeFuseStore": {"GRDB"},
+    "SnoozeFuseStore": {"GRDB", "CSQLite"},
     "SnoozeFuseSystem": {"CLinux", "CSystemd"},
     "SnoozeFuseCore": set(),
     "SnoozeFuseCAF": set(),

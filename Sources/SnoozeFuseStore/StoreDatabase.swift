@@ -84,6 +84,7 @@ public final class StoreDatabase: Sendable {
     /// `checkIntegrity`, SQLite's `quick_check` runs too (a damaged file is found now, not later).
     public static func openForWriting(file: URL, what: String = "database", checkIntegrity: Bool = false,
                                       label: String = "snoozefuse.store") throws(StoreError) -> StoreDatabase {
+        try SQLiteLibrary.load()
         try PrivateFiles.ensureFolder(file.deletingLastPathComponent())
         try prepare(file, what: what, creating: true)
         let isNew = StoreFileHeader.isEmpty(file.path)
@@ -143,6 +144,7 @@ public final class StoreDatabase: Sendable {
             throw StoreError(.damaged, subject: file.path, message: "the \(what) is not a regular file")
         }
         if status.st_size == 0 { return nil }
+        try SQLiteLibrary.load()
         try prepare(file, what: what, creating: false)
         do {
             var configuration = Configuration()

@@ -137,11 +137,11 @@ struct NapCommandTests {
         }
     }
 
-    /// libpulse (and the twenty libraries it loads), libsndfile, alsa-lib, libsamplerate and
-    /// libsystemd are opened when a command first calls them, not by every start: the dynamic
-    /// loader's own account (LD_DEBUG=libs) of commands that never play names none of them. (A nap
-    /// loading them is what every nap test shows; the tests below show a library that cannot be
-    /// loaded.)
+    /// libpulse (and the twenty libraries it loads), libsndfile, alsa-lib, libsamplerate,
+    /// libsystemd and SQLite are opened when a command first calls them, not by every start: the
+    /// dynamic loader's own account (LD_DEBUG=libs) of commands that never play names none of them,
+    /// nor SQLite while no database exists. (A nap loading them is what every nap test shows; the
+    /// tests below show a library that cannot be loaded.)
     @Test(arguments: [["--version"], ["status"], ["presets", "list"]])
     func commandsThatNeverPlayLoadNoAudioOrBusLibrary(_ arguments: [String]) async throws {
         let state = try isolatingNapState(ProcessInfo.processInfo.environment)
@@ -151,7 +151,7 @@ struct NapCommandTests {
         let result = try await runProcess(snoozefuse, arguments, environment: environment)
         #expect(result.status == 0, "\(result.standardError.suffix(2000))")
         #expect(result.standardError.contains("libc.so.6"), "the loader's account is there (it names what it loads)")
-        for library in ["libpulse", "libsndfile", "libasound", "libsamplerate", "libsystemd"] {
+        for library in ["libpulse", "libsndfile", "libasound", "libsamplerate", "libsystemd", "libsqlite3"] {
             #expect(!result.standardError.contains(library),
                     "\(result.standardError.split(separator: "\n").filter { $0.contains(library) }.prefix(5))")
         }
@@ -183,20 +183,56 @@ struct NapCommandTests {
         #expect(!result.standardOutput.contains("\"phase\""), "no phase began: \(result.standardOutput)")
     }
 
-    /// libsystemd (sd-bus) that cannot be loaded is a bus that is not there: the nap says so (no
-    /// keep-awake) and rings as usual, where its first call would have ended the program.
-    @Test func aNapWithoutALoadableLibsystemdSaysSoAndRings() async throws {
-        let broken = try Self.brokenLibrary("libsystemd.so.0")
-        let state = try isolatingNapState(ProcessInfo.processInfo.environment)
-        defer { withExtendedLifetime(state) {} }
-        var environment = state.environment
-        environment["LD_LIBRARY_PATH"] = broken.url.path
+    /// A nap's state of its own where `library` cannot be loaded.
+    struct WithoutLibrary {
+        let broken: TemporaryFolder
+        let state: (environment: [String: String], folder: TemporaryFolder?)
+        /// The state's environment, the broken library first on LD_LIBRARY_PATH.
+        var environment: [String: String] { state.environment.merging(["LD_LIBRARY_PATH": broken.url.path]) { $1 } }
+
+        init(_ library: String) throws {
+            broken = try brokenLibrary(library)
+            state = try isolatingNapState(ProcessInfo.processInfo.environment)
+        }
+    }
+
+    /// A one-second nap (`--ring-limit 1s`, events on standard output) in `place`, whose library
+    /// cannot be loaded: it must ring all the same.
+    static func napRinging(in place: WithoutLibrary) async throws -> ProcessResult {
+        let environment = place.environment
         let result = try await runProcess(snoozefuse, ["nap", "--no-hold", "--release", "0", "--nap", "1", "--ring-limit", "1s",
                                                        "--device", "null", "--events", "jsonl"], environment: environment)
         #expect(result.status == 0, "\(result.standardError)")
         #expect(result.outputLines.contains { $0.contains("\"event\":\"alarm\"") }, "\(result.standardOutput)")
+        return result
+    }
+
+    /// libsystemd (sd-bus) that cannot be loaded is a bus that is not there: the nap says so (no
+    /// keep-awake) and rings as usual, where its first call would have ended the program.
+    @Test func aNapWithoutALoadableLibsystemdSaysSoAndRings() async throws {
+        let place = try WithoutLibrary("libsystemd.so.0")
+        let result = try await Self.napRinging(in: place)
         #expect(result.standardOutput.contains("libsystemd.so.0 cannot be loaded") && result.standardOutput.contains("libsystemd0"),
                 "\(result.standardOutput.suffix(3000)) \(result.standardError)")
+    }
+
+    /// SQLite that cannot be loaded is a database that cannot be read: the nap says so, naps without
+    /// the settings and saved presets, rings, and keeps its history for later; commands that need
+    /// the database say which library and what to install; with SQLite back, the nap is recorded.
+    @Test func aNapWithoutALoadableSQLiteRingsAndItsHistoryWaits() async throws {
+        let place = try WithoutLibrary("libsqlite3.so.0")
+        let saved = try await runProcess(snoozefuse, ["config", "set", "volume", "60"], environment: place.state.environment)
+        #expect(saved.status == 0, "\(saved.standardError)")
+        let result = try await Self.napRinging(in: place)
+        let cannotLoad = "libsqlite3.so.0: SQLite cannot be loaded"
+        #expect(result.standardError.contains("your settings and saved presets are not used for this nap: \(cannotLoad)")
+                    && result.standardError.contains("libsqlite3-0"), "\(result.standardError)")
+        #expect(result.standardError.contains("could not be recorded in the history: \(cannotLoad)"), "\(result.standardError)")
+        let presets = try await runProcess(snoozefuse, ["presets", "list"], environment: place.environment)
+        #expect(presets.status == 78 && presets.standardError.contains(cannotLoad), "\(presets.status) \(presets.standardError)")
+        let history = try await runProcess(snoozefuse, ["history", "--json"], environment: place.state.environment)
+        let naps = (try JSONSerialization.jsonObject(with: Data(history.standardOutput.utf8)) as? [String: Any])?["naps"] as? [[String: Any]]
+        #expect(naps?.count == 1 && naps?.first?["outcome"] as? String == "ring_limit", "\(history.standardOutput) \(history.standardError)")
     }
 
     /// A command whose first call of a library finds it unloadable says which and what to install

@@ -12,8 +12,10 @@
  *
  * The Swift code calls the library as before: the compiler checks the calls against the
  * library's own header, and a function used but not listed fails the link (an undefined symbol),
- * never at run time. The trampolines are hidden: the program exports its symbols (for
- * backtraces), and the library's own calls, and its plugins', must not come through them.
+ * never at run time (for SQLite, whose -lsqlite3 GRDB asks for, an unlisted function would link
+ * the library at start-up again: the tests of the loader's account catch that). The trampolines
+ * are hidden: a program may export its symbols (SwiftPM's debug builds do), and the library's
+ * own calls, and its plugins', must not come through them.
  *
  * Include this once, from the library's own .c file, after defining:
  *   SNOOZEFUSE_LAZY_LIBRARY       a C identifier: the loader is snoozefuse_<it>_load
