@@ -14,7 +14,7 @@ PREFIX ?= /usr/local
 LINK_ORDER := $(CURDIR)/Scripts/link-order.txt
 RELEASE_FLAGS ?= --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie \
 	-Xswiftc -use-ld=lld -Xlinker --symbol-ordering-file=$(LINK_ORDER) -Xlinker --no-warn-symbol-ordering \
-	-Xlinker --no-export-dynamic
+	-Xlinker --no-export-dynamic -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors
 
 .PHONY: deps build link-order install man demo test test-asan test-tsan check-warnings check-imports fuzz fuzz-durations bench bench-quick bench-wakeups clean sounds
 

@@ -9,12 +9,16 @@
 # about what they weigh (SPEC §8: peak RSS playing a 1-hour file).
 #
 # How: every function of the binary that runs, under valgrind's callgrind, in the commands an alarm
-# runs (`nap` to the alarm, `sounds play` of a 16-bit WAV and of a built-in sound). A function
+# runs (`nap` to the alarm, `sounds play` of a 16-bit WAV and of a built-in sound), then in the short
+# commands a status bar or a key binding starts again and again (`--version`, and `status`, `add`,
+# `presets list` and `stop` against a running nap; issue 23: their start-up faults in each 64 KiB
+# window of code it touches, and the kernel's page faults were most of their time). A function
 # missing from the list (renamed since, or on a path not profiled) still links, only further away;
 # rerun this (`make link-order`) after changes to the nap or playback path and commit the result.
 #
-# Order: functions every profiled command runs first, then those of `sounds play` of a WAV (what the
-# memory benchmark measures), then the rest, each group in order of first appearance; interleaving
+# Order: functions every profiled command runs first (the start-up), then those of `sounds play` of a
+# WAV (what the memory benchmark measures), then the rest, each group in order of first appearance
+# (the alarm's before the short commands'); interleaving
 # one command's functions with another's would spread each over more 64 KiB windows. Last come the
 # functions that share one `.text` section with others in the toolchain's static libraries (the
 # standard library's Swift.o is one 1.6 MB section): lld moves a section as a whole to where its
@@ -45,6 +49,17 @@ profile() {
 profile play-wav sounds play "$work/tone.wav" --device null --duration 2 --volume 100 --fade-in 0
 profile play-builtin sounds play chime --device null --duration 2
 profile nap nap --no-hold --release 0 --nap 1 --max 10 --ring-limit 2 --device null --quiet
+profile version --version
+# The short commands against a running nap (started here, ended by the profiled `stop`).
+"$binary" nap --no-hold --release 0 --nap 1h --max 2h --device null --quiet >/dev/null 2>&1 &
+nap=$!
+for _ in $(seq 100); do grep -qs '"napping"' "$XDG_STATE_HOME/snoozefuse/session.json" && break; sleep 0.1; done
+grep -qs '"napping"' "$XDG_STATE_HOME/snoozefuse/session.json" || { echo "link-order: the nap to profile against did not start" >&2; kill "$nap"; exit 1; }
+profile status status
+profile add add 1s
+profile presets presets list
+profile stop stop --yes
+wait "$nap" || true
 
 # Functions that share a `.text` section with other functions, in the static libraries.
 for library in "$static_libs"/*.a; do
@@ -71,7 +86,8 @@ flush()
 ' > "$work/shared-sections.txt"
 
 python3 - "$binary" "$work/shared-sections.txt" "$work/play-wav.callgrind" "$work/play-builtin.callgrind" \
-    "$work/nap.callgrind" > Scripts/link-order.txt <<'EOF'
+    "$work/nap.callgrind" "$work/version.callgrind" "$work/status.callgrind" "$work/add.callgrind" \
+    "$work/presets.callgrind" "$work/stop.callgrind" > Scripts/link-order.txt <<'EOF'
 import re, sys
 binary, shared_path, outputs = sys.argv[1], sys.argv[2], sys.argv[3:]
 shared = set(open(shared_path).read().split())
@@ -99,8 +115,17 @@ for path in outputs:
         here.add(symbol)
         first_seen.setdefault(symbol, len(first_seen))
         runs_in.setdefault(symbol, []).append(path)
-played = outputs[0]
-order = sorted(first_seen, key=lambda s: (s in shared, -len(runs_in[s]), played not in runs_in[s], first_seen[s]))
+played, alarm = outputs[0], set(outputs[:3])
+def group(s):
+    runs = runs_in[s]
+    if len(runs) == len(outputs):
+        return 0        # every command: the start-up
+    if played in runs:
+        return 1        # a WAV playing (the memory benchmark)
+    if alarm & set(runs):
+        return 2        # the rest of an alarm
+    return 3            # the short commands alone
+order = sorted(first_seen, key=lambda s: (s in shared, group(s), -len(runs_in[s]), first_seen[s]))
 print("\n".join(order))
 print(f"{len(order)} functions, {sum(s in shared for s in order)} of them in shared sections", file=sys.stderr)
 EOF
