@@ -1,0 +1,60 @@
+import Foundation
+import SnoozeFuseRuntime
+import Testing
+
+/// A request goes to the nap as a line of JSON written by ``ControlRequest/jsonLine`` and read by
+/// the nap with JSONDecoder: both must agree on every request, whatever its answer holds.
+@Suite("Control requests: the line a command writes is the request the nap reads")
+struct ControlRequestLineTests {
+    func readBack(_ request: ControlRequest) throws -> ControlRequest {
+        let line = try #require(request.jsonLine)
+        #expect(!line.contains("\n"), "one line: \(line)")
+        return try JSONDecoder().decode(ControlRequest.self, from: Data(line.utf8))
+    }
+
+    @Test func everyKindOfRequestReadsBackAsItWas() throws {
+        let requests = [
+            ControlRequest(.status), ControlRequest(.add, seconds: 60), ControlRequest(.add, seconds: -1.5),
+            ControlRequest(.add, seconds: 1e-5), ControlRequest(.add, seconds: 86_400 * 365), ControlRequest(.snooze, seconds: 30),
+            ControlRequest(.snooze), ControlRequest(.stop), ControlRequest(.stop, confirmed: true), ControlRequest(.stop, confirmed: false),
+            ControlRequest(.stop, answer: "held"), ControlRequest(.stop, answer: ""),
+            ControlRequest(.stop, answer: #"a "quoted" \ back\slash"#), ControlRequest(.stop, answer: "tab\tnew\nline\r\u{0}\u{1F}\u{7F}"),
+            ControlRequest(.stop, answer: "été 🌙 \u{2028}\u{2029} \u{FEFF}"), ControlRequest(.stop, answer: "/slash/"),
+        ]
+        for request in requests {
+            #expect(try readBack(request) == request, "\(request.jsonLine ?? "nil")")
+        }
+    }
+
+    /// 1,000 answers of random characters (control characters, quotes, backslashes, any plane) and
+    /// random lengths, from a fixed seed.
+    @Test func randomAnswersAndLengthsReadBackAsTheyWere() throws {
+        var state: UInt64 = 0x5EED_2026_1127
+        func next() -> UInt64 {
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
+            return state
+        }
+        let awkward: [Unicode.Scalar] = ["\"", "\\", "/", "\n", "\r", "\t", "\u{0}", "\u{8}", "\u{C}", "\u{1F}", "\u{7F}", "\u{2028}", "\u{FFFF}", "\u{10FFFF}"]
+        for _ in 0 ..< 1000 {
+            var answer = String.UnicodeScalarView()
+            for _ in 0 ..< next() % 24 {
+                let pick = next()
+                if pick % 3 == 0 {
+                    answer.append(awkward[Int(next() % UInt64(awkward.count))])
+                } else if let scalar = Unicode.Scalar(UInt32(next() % (pick % 2 == 0 ? 0x80 : 0x11_0000))) {
+                    answer.append(scalar)
+                }
+            }
+            let seconds = Double(Int64(bitPattern: next()) % 10_000_000) / Double(1 + next() % 1000)
+            let request = ControlRequest(.stop, seconds: seconds, answer: String(answer), confirmed: next() % 2 == 0)
+            #expect(try readBack(request) == request, "\(request.jsonLine ?? "nil")")
+        }
+    }
+
+    @Test func aLengthThatIsNotANumberHasNoLine() {
+        #expect(ControlRequest(.add, seconds: .nan).jsonLine == nil)
+        #expect(ControlRequest(.add, seconds: .infinity).jsonLine == nil)
+    }
+}
