@@ -16,9 +16,9 @@
 # missing from the list (renamed since, or on a path not profiled) still links, only further away;
 # rerun this (`make link-order`) after changes to the nap or playback path and commit the result.
 #
-# Order: functions every profiled command runs first (the start-up), then those of `sounds play` of a
-# WAV (what the memory benchmark measures), then the rest, each group in order of first appearance
-# (the alarm's before the short commands'); interleaving
+# Order: the alarm's functions first: those every alarm command runs (with the start-up), then those
+# of `sounds play` of a WAV (what the memory benchmark measures), then the alarm's rest; then the
+# functions only the short commands run. Each group in order of first appearance; interleaving
 # one command's functions with another's would spread each over more 64 KiB windows. Last come the
 # functions that share one `.text` section with others in the toolchain's static libraries (the
 # standard library's Swift.o is one 1.6 MB section): lld moves a section as a whole to where its
@@ -115,17 +115,14 @@ for path in outputs:
         here.add(symbol)
         first_seen.setdefault(symbol, len(first_seen))
         runs_in.setdefault(symbol, []).append(path)
-played, alarm = outputs[0], set(outputs[:3])
-def group(s):
-    runs = runs_in[s]
-    if len(runs) == len(outputs):
-        return 0        # every command: the start-up
-    if played in runs:
-        return 1        # a WAV playing (the memory benchmark)
-    if alarm & set(runs):
-        return 2        # the rest of an alarm
-    return 3            # the short commands alone
-order = sorted(first_seen, key=lambda s: (s in shared, group(s), -len(runs_in[s]), first_seen[s]))
+played, alarm = outputs[0], outputs[:3]
+def key(s):
+    in_alarm = [path for path in runs_in[s] if path in alarm]
+    # The alarm's functions as they always were laid out (every alarm command's first, then a WAV
+    # playing's), then the short commands' own, which no alarm runs: a playing alarm's layout is not
+    # spread by them (its first frame would fault in more windows at the deadline).
+    return (s in shared, not in_alarm, -len(in_alarm), played not in in_alarm, first_seen[s])
+order = sorted(first_seen, key=key)
 print("\n".join(order))
 print(f"{len(order)} functions, {sum(s in shared for s in order)} of them in shared sections", file=sys.stderr)
 EOF
