@@ -347,11 +347,12 @@ class Bench:
         self.row(f"what loading snoozefuse's {len(names)} shared libraries costs: an empty C program linked with them",
                  self.spread(loaded, 1000, unit=" ms"), "the same program unlinked " + self.spread(bare, 1000, unit=" ms"),
                  f"+{(statistics.median(loaded) - statistics.median(bare)) * 1000:.2f} ms", "report", None)
-        lazy = ["libpulse", "libsndfile", "libasound", "libsamplerate", "libsystemd"]
+        lazy = ["libpulse", "libsndfile", "libasound", "libsamplerate", "libsystemd", "libsqlite3"]
+        said = ", ".join(lazy[:-1]) + " and " + lazy[-1]
         linked = [library for library in lazy if any(name.startswith(library) for name in names)]
-        lazily = ("Of libpulse, libsndfile, libasound, libsamplerate and libsystemd, these are still linked: " + ", ".join(linked) + "."
-                  ) if linked else ("libpulse, libsndfile, libasound, libsamplerate and libsystemd are not among them: each is "
-                                    "opened at its first call (CLazyLink), which `--version`, `status` and the control commands never make.")
+        lazily = (f"Of {said}, these are still linked: " + ", ".join(linked) + "."
+                  ) if linked else (f"{said} are not among them: each is opened at its first call (CLazyLink), which "
+                                    "`--version`, `status` and the control commands never make.")
         self.notes.append(f"The shared libraries every start of snoozefuse loads (DT_NEEDED): {', '.join(names)}, and what they "
                           f"need in turn. {lazily}")
         self.notes.append("The floor programs are Benchmarks/Floor/floor-foundation.swift and floor-plain.swift, built with "
@@ -376,9 +377,9 @@ class Bench:
                  "≤ 20 ms and ≤ 2 × cat", ours <= 0.020 and ours <= 2 * peer, ([self.binary, "status"], env))
         if ours > 2 * peer:
             self.notes.append("`status` against `cat`: what is left is start-up (see the floor rows and the profiles): the "
-                              "Swift runtime and the dynamic loader for a large binary, and reading the live state with "
-                              "JSONDecoder (each Codable type's first use instantiates generic types whose requirements are "
-                              "conformance lookups, and each lookup scans every protocol conformance in the binary). "
+                              "Swift runtime and the dynamic loader for a large binary, the page faults of the code and "
+                              "metadata it touches, and reading the live state with JSONDecoder (whose first keyed "
+                              "container, made inside Foundation, scans every protocol conformance in the binary). "
                               "ArgumentParser's reflection is not among them: QuickParse parses `status`.")
         # Issue 23: each command a status bar, a key binding or a script starts, against the
         # floor; stop, snooze and add each make one round trip to the running nap.
