@@ -35,9 +35,14 @@ done
 static_libs="$(swift -print-target-info | python3 -c 'import json, sys; print(json.load(sys.stdin)["paths"]["runtimeResourcePath"] + "_static/linux")')"
 [ -d "$static_libs" ] || { echo "link-order: no static Swift libraries in $static_libs" >&2; exit 69; }
 work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-export HOME="$work/home" XDG_DATA_HOME="$work/data" XDG_STATE_HOME="$work/state"
+nap=""
+# The profiled nap ends with the script, however it ends (it would otherwise ring for two hours).
+trap '[ -n "$nap" ] && kill "$nap" 2>/dev/null; rm -rf "$work"' EXIT
+# Folders of its own, the control socket's too: a nap of the person running this keeps its own.
+export HOME="$work/home" XDG_DATA_HOME="$work/data" XDG_STATE_HOME="$work/state" XDG_CONFIG_HOME="$work/config" \
+    XDG_RUNTIME_DIR="$work/run"
 mkdir -p "$HOME"
+mkdir -m 700 "$XDG_RUNTIME_DIR"
 sox -n -r 44100 -c 2 -b 16 "$work/tone.wav" synth 3 sine 440 gain -6
 
 profile() {
@@ -54,12 +59,13 @@ profile version --version
 "$binary" nap --no-hold --release 0 --nap 1h --max 2h --device null --quiet >/dev/null 2>&1 &
 nap=$!
 for _ in $(seq 100); do grep -qs '"napping"' "$XDG_STATE_HOME/snoozefuse/session.json" && break; sleep 0.1; done
-grep -qs '"napping"' "$XDG_STATE_HOME/snoozefuse/session.json" || { echo "link-order: the nap to profile against did not start" >&2; kill "$nap"; exit 1; }
+grep -qs '"napping"' "$XDG_STATE_HOME/snoozefuse/session.json" || { echo "link-order: the nap to profile against did not start" >&2; exit 1; }
 profile status status
 profile add add 1s
 profile presets presets list
 profile stop stop --yes
 wait "$nap" || true
+nap=""
 
 # Functions that share a `.text` section with other functions, in the static libraries.
 for library in "$static_libs"/*.a; do

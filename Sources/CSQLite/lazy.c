@@ -1,6 +1,6 @@
 /* SQLite (libsqlite3.so.0), linked on first use instead of at start-up (snoozefuse_lazy_link.h):
- * the store's first database opens it; `status`, `stop`, `snooze`, `add` and `--version` never do
- * (issue 23). GRDB calls these names; they resolve to the trampolines below, and the library itself
+ * the store's first database opens it; `status`, `stop`, `snooze`, `add` and `--version` do not
+ * (unless an ended nap waits to be written to the history; issue 23). GRDB calls these names; they resolve to the trampolines below, and the library itself
  * is left out of the program's needed libraries (link/libsqlite3.so, a linker script). */
 #include <sqlite3.h>
 #include "shim.h"

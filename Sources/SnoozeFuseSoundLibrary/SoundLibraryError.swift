@@ -42,6 +42,7 @@ public struct SoundLibraryError: Error, Sendable, CustomStringConvertible {
         case .damaged:
             self.init(.storage, "\(error.subject): the sound index is damaged: \(error.message). Your sounds are safe: each sound file holds its own name, and `snoozefuse sounds list` moves the damaged index aside (it is kept, never deleted) and rebuilds the index from the files.")
         case .badConfiguration, .fileSystem, .database, .busy, .newerRelease: self.init(.storage, error.description)
+        case .libraryUnavailable: self.init(.unavailable, error.description)
         }
     }
 }

@@ -12,6 +12,6 @@ enum SQLiteLibrary {
         let size = why.count
         guard why.withUnsafeMutableBufferPointer({ snoozefuse_sqlite_load($0.baseAddress!, size) }) != 0 else { return }
         let reason = why.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-        throw StoreError(.database, subject: file, message: "SQLite cannot be loaded (\(reason)): install it (Debian package `libsqlite3-0`)")
+        throw StoreError(.libraryUnavailable, subject: file, message: "SQLite cannot be loaded (\(reason)): install it (Debian package `libsqlite3-0`)")
     }
 }

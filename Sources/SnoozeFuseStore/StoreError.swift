@@ -21,6 +21,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         case nameTaken
         /// No sound or preset has this name.
         case notFound
+        /// SQLite itself cannot be loaded (linked on first use: uninstalled, damaged); `subject`
+        /// names the file, the message the package to install.
+        case libraryUnavailable
     }
 
     public var kind: Kind

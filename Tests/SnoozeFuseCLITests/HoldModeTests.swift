@@ -207,6 +207,15 @@ struct HoldModeTests {
             #expect(bare.standardError.contains("Missing value for '--hold <key|desktop|none>'"), "\(bare.standardError)")
             #expect(bare.standardError.contains("--hold key is the --hold of earlier releases"))
         }
+        // A --hold with its value is no old spelling, whatever else is wrong; help is no error.
+        let other = try await runProcess(snoozefuse, ["nap", "--hold", "key", "--bogus"], environment: isolated.environment)
+        #expect(other.status == 64 && !other.standardError.contains("earlier releases"), "\(other.standardError)")
+        let help = try await runProcess(snoozefuse, ["nap", "--help"], environment: isolated.environment)
+        #expect(help.status == 0 && help.standardOutput.contains("--hold <key|desktop|none>") && !help.standardError.contains("earlier releases"))
+        let plain = try await runProcess(snoozefuse, ["nap", "--hold", "desktop", "--dry-run", "--json"], environment: isolated.environment)
+        let plainEntries = (try JSONSerialization.jsonObject(with: Data(plain.standardOutput.utf8)) as? [String: Any])?["settings"] as? [[String: Any]] ?? []
+        #expect(plainEntries.first { $0["key"] as? String == "hold" }?["value"] as? String == "desktop")
+        #expect(plainEntries.first { $0["key"] as? String == "hold" }?["effective"] == nil, "nothing overrides it")
     }
 
     @Test func holdModeWithoutATerminalIsAUsageError() async throws {

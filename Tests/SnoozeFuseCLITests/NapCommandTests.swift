@@ -229,7 +229,11 @@ struct NapCommandTests {
                     && result.standardError.contains("libsqlite3-0"), "\(result.standardError)")
         #expect(result.standardError.contains("could not be recorded in the history: \(cannotLoad)"), "\(result.standardError)")
         let presets = try await runProcess(snoozefuse, ["presets", "list"], environment: place.environment)
-        #expect(presets.status == 78 && presets.standardError.contains(cannotLoad), "\(presets.status) \(presets.standardError)")
+        #expect(presets.status == 70 && presets.standardError.contains(cannotLoad), "\(presets.status) \(presets.standardError)")
+        // status writes waiting naps to the history first: without SQLite they keep waiting, said.
+        let status = try await runProcess(snoozefuse, ["status"], environment: place.environment)
+        #expect(status.status == 0 && status.standardOutput == "no nap\n", "\(status.status) \(status.standardOutput)")
+        #expect(status.standardError.contains("ended naps still wait in") && status.standardError.contains(cannotLoad), "\(status.standardError)")
         let history = try await runProcess(snoozefuse, ["history", "--json"], environment: place.state.environment)
         let naps = (try JSONSerialization.jsonObject(with: Data(history.standardOutput.utf8)) as? [String: Any])?["naps"] as? [[String: Any]]
         #expect(naps?.count == 1 && naps?.first?["outcome"] as? String == "ring_limit", "\(history.standardOutput) \(history.standardError)")

@@ -51,6 +51,9 @@ public struct UserData: Sendable {
             ])
         case .badConfiguration, .fileSystem, .database, .busy, .newerRelease:
             return NapSetupError(.badConfiguration, [error.description])
+        case .libraryUnavailable:
+            // As every library loaded at first use: exit 70, naming the package (README's exit codes).
+            return NapSetupError(.internalError, [error.description])
         }
     }
 

@@ -64,7 +64,7 @@ enum Main {
                 writeLine("snoozefuse: internal error: \(error)", to: STDERR_FILENO)
                 SnoozeFuse.exit(withError: ExitStatus.internalError)
             }
-            if let hint = Nap.bareHoldHint(arguments) {
+            if SnoozeFuse.exitCode(for: error) == .validationFailure, let hint = Nap.bareHoldHint(arguments) {
                 writeLine(SnoozeFuse.fullMessage(for: error), to: STDERR_FILENO)
                 writeLine(hint, to: STDERR_FILENO)
                 exit(SnoozeFuse.exitCode(for: error).rawValue)
