@@ -140,6 +140,10 @@ struct NapSettingsTests {
         #expect(try hold(NapSettingLayers(settings: ["hold": ["desktop"], "no-hold": ["true"]])) == .none, "no-hold beats a hold of the same layer")
         #expect(try hold(NapSettingLayers(flags: [.hold: ["desktop"], .noHold: ["true"]])) == .none, "--no-hold beats --hold")
         #expect(try hold(NapSettingLayers(environment: ["SNOOZEFUSE_HOLD": "desktop"], settings: ["no-hold": ["true"]])) == .desktop)
+        // What the dry run says the nap uses instead of the value named.
+        #expect(try NapSettingsResolver.resolve(NapSettingLayers(flags: [.hold: ["desktop"], .noHold: ["true"]])).overridden(.hold) == "none")
+        #expect(try NapSettingsResolver.resolve(NapSettingLayers(flags: [.hold: ["desktop"]])).overridden(.hold) == nil)
+        #expect(try NapSettingsResolver.resolve(NapSettingLayers(flags: [.hold: ["desktop"], .noHold: ["true"]])).overridden(.volume) == nil)
     }
 
     /// `--idle-after` named for a nap the desktop does not hold is a warning that says what holds it.

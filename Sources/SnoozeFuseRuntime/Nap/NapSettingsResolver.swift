@@ -162,6 +162,13 @@ public struct ResolvedNapSettings: Sendable, Hashable {
         return self[.hold].source.rank < self[.noHold].source.rank ? chosen : .none
     }
     public var holdMode: Bool { hold.waitsForHold }
+
+    /// What the nap uses instead of `key`'s own value, where another setting overrides it (`hold`
+    /// under a `no-hold` as strong or stronger: ``hold``); nil where the value is what it uses.
+    public func overridden(_ key: NapSettingKey) -> String? {
+        guard key == .hold, let named = self[.hold].value?.text, named != hold.rawValue else { return nil }
+        return hold.rawValue
+    }
     public var idleAfter: Duration { self[.idleAfter].value?.duration ?? .seconds(10) }
     public var quiet: Bool { self[.quiet].value?.flag ?? false }
     public var verbose: Bool { self[.verbose].value?.flag ?? false }

@@ -169,7 +169,7 @@ extension Nap: LoopCommand {
             }
             let entries = resolved.settings.map { setting in
                 Entry(key: setting.key.rawValue, value: NapJSONValue(setting.key, setting.value), source: setting.source.layer,
-                      from: setting.source.description(of: setting.key), effective: overridden(setting, in: resolved))
+                      from: setting.source.description(of: setting.key), effective: resolved.overridden(setting.key))
             }
             if json {
                 printJSON(Document(event: nil, settings: entries))
@@ -184,16 +184,9 @@ extension Nap: LoopCommand {
         for (setting, value) in zip(resolved.settings, values) {
             let key = setting.key.rawValue.padding(toLength: keyWidth, withPad: " ", startingAt: 0)
             let shown = value.count < valueWidth ? value.padding(toLength: valueWidth, withPad: " ", startingAt: 0) : value
-            let override = overridden(setting, in: resolved).map { "; this nap is held by \($0 == HoldSource.none.rawValue ? "nothing" : $0): no-hold wins" } ?? ""
+            let override = resolved.overridden(setting.key).map { "; this nap is held by \($0 == HoldSource.none.rawValue ? "nothing" : $0): no-hold wins" } ?? ""
             writeLine("\(key)  \(shown)  \(setting.source.description(of: setting.key))\(override)", to: STDOUT_FILENO)
         }
-    }
-
-    /// The hold the nap uses where `setting` is `hold` and a `no-hold` as strong or stronger
-    /// overrides it (nil otherwise): the dry run says what the nap would do, not only each value.
-    private func overridden(_ setting: ResolvedNapSettings.Setting, in resolved: ResolvedNapSettings) -> String? {
-        guard setting.key == .hold, let named = setting.value?.text, named != resolved.hold.rawValue else { return nil }
-        return resolved.hold.rawValue
     }
 }
 
