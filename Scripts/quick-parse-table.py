@@ -12,7 +12,7 @@ import os
 import subprocess
 import sys
 
-COMMANDS = ["status", "stop", "snooze", "add", "presets list"]
+COMMANDS = ["status", "stop", "snooze", "add", "presets list", "sounds play"]
 TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Sources", "snoozefuse", "Program", "QuickParseTable.swift")
 
 

@@ -284,8 +284,22 @@ public struct AlarmChain<Instant: InstantProtocol>: Sendable, Hashable where Ins
     public static func outputName(_ device: String) -> String { device == soundServer ? device : "ALSA \(device)" }
 
     /// The earliest instant at which time alone changes the chain; `nil` when only an event can.
+    ///
+    /// A loop, not `map` and `+` over the values: those run here unspecialised (`Instant` is
+    /// generic), ask the runtime for their element types by name, and the first such question
+    /// scans every protocol conformance record of the binary, whose pages then stay in a playing
+    /// alarm's memory (issue 23).
     public var nextDeadline: Instant? {
-        ([watchAt, reconnectAt] + pendingOpens.values.map { Optional($0.deadline) }).compactMap { $0 }.min()
+        var earliest: Instant?
+        func consider(_ instant: Instant?) {
+            guard let instant else { return }
+            if let known = earliest, known <= instant { return }
+            earliest = instant
+        }
+        consider(watchAt)
+        consider(reconnectAt)
+        for open in pendingOpens.values { consider(open.deadline) }
+        return earliest
     }
 
     /// Something sounds now: the fallback, or a device that has written.

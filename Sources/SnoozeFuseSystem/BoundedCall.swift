@@ -122,7 +122,14 @@ public final class BoundedCall<Value: Sendable>: Sendable {
                 state.waiters = [:]
                 state.limits = [:]
             }
-            return (Array(state.waiters.values), Array(state.limits.values))
+            // Loops, not `Array(…values)`: unspecialised (`Value` is generic), that asks the
+            // runtime for the element type by name, and its first such question scans every
+            // protocol conformance record of the binary (issue 23: the pages stay in memory).
+            var waiters: [CheckedContinuation<Value?, Never>] = []
+            for waiter in state.waiters.values { waiters.append(waiter) }
+            var limits: [Task<Void, Never>] = []
+            for limit in state.limits.values { limits.append(limit) }
+            return (waiters, limits)
         }
         if doneDescriptor >= 0 { signalEventDescriptor(doneDescriptor) }
         for limit in limits { limit.cancel() }

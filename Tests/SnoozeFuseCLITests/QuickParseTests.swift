@@ -25,6 +25,8 @@ struct QuickParseTests {
         ["status", "--format", "waybar", "--follow"], ["status", "--json", "--format", "text"], ["stop"], ["stop", "-y"],
         ["stop", "--yes"], ["snooze"], ["snooze", "5m"], ["snooze", "90"], ["snooze", "1h2m3s"], ["snooze", "--", "10m"],
         ["add", "1m"], ["add", "--", "-45s"], ["add", "--", "2m"], ["presets", "list"], ["presets", "list", "--json"],
+        ["sounds", "play"], ["sounds", "play", "chime"], ["sounds", "play", "a b.wav", "--device", "null", "--duration", "2", "--volume", "100", "--fade-in", "0"],
+        ["sounds", "play", "--volume", "0", "--events", "jsonl", "--", "-odd.wav"], ["sounds", "play", "--duration", "1h2m", "--fade-in", "3s", "x.caf"],
     ])
     func theFormsItTakesGiveArgumentParsersCommand(_ arguments: [String]) async throws {
         let (quick, full) = try await parsed(arguments)
@@ -37,6 +39,9 @@ struct QuickParseTests {
         ["status", "--format"], ["status", "--json", "--json"], ["status", "extra"], ["stop", "--yes", "-y"], ["stop", "-yy"],
         ["snooze", "soon"], ["snooze", "5m", "6m"], ["add"], ["add", "-45s"], ["add", "1x"], ["add", "--", "-"], ["presets"],
         ["presets", "list", "--help"], ["nap"], ["history", "list"], [], ["presets list"], ["presets list", "--json"], ["status "],
+        ["sounds", "play", "--volume", "101"], ["sounds", "play", "--volume", "loud"], ["sounds", "play", "--duration", "soon"],
+        ["sounds", "play", "--events", "xml"], ["sounds", "play", "a", "b"], ["sounds", "play", "--volume=5"], ["sounds", "play", "--volume", "-5"],
+        ["sounds", "play", "--help"], ["sounds", "play", "--device"], ["sounds"],
     ])
     func everyOtherFormIsLeftToArgumentParser(_ arguments: [String]) async throws {
         let (quick, _) = try await parsed(arguments)
@@ -46,9 +51,10 @@ struct QuickParseTests {
     /// 300 argument lists drawn (with a fixed seed) from the commands' words, flags, values and
     /// a few wrong ones: wherever QuickParse takes a list, its command is ArgumentParser's.
     @Test func anyArgumentsItTakesGiveArgumentParsersCommand() async throws {
-        let heads = [["status"], ["stop"], ["snooze"], ["add"], ["presets", "list"], ["presets"], []]
+        let heads = [["status"], ["stop"], ["snooze"], ["add"], ["presets", "list"], ["presets"], [], ["sounds", "play"]]
         let tokens = ["--json", "--follow", "--format", "json", "text", "waybar", "bogus", "-y", "--yes", "--", "5m", "-45s", "90",
-                      "1h2m", "x", "-", "--help", "-h", "--version", "--format=json", "list", "status", "-yy", ""]
+                      "1h2m", "x", "-", "--help", "-h", "--version", "--format=json", "list", "status", "-yy", "",
+                      "--volume", "--device", "--duration", "--fade-in", "--events", "jsonl", "null", "chime", "100", "0", "101"]
         var seed: UInt64 = 0x5EED_23
         func next(_ bound: Int) -> Int {
             seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407

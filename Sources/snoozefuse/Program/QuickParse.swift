@@ -47,6 +47,7 @@ enum QuickParse {
         case "snooze": Snooze.self
         case "add": Add.self
         case "presets list": Presets.List.self
+        case "sounds play": Sounds.Play.self
         default: nil
         }
     }
@@ -150,5 +151,33 @@ extension Presets.List: QuickParsable {
     init?(quick values: QuickParse.Values) {
         self.init()
         json = values.flag("json")
+    }
+}
+
+/// `sounds play`: the alarm's own path (issue 23: ArgumentParser's reflection of the command scans
+/// the binary's protocol conformance records, whose pages then stay in a playing alarm's memory).
+/// Every property is set, its default too: a property left as `init()` made it is a definition,
+/// not a value (ArgumentParser's wrappers).
+extension Sounds.Play: QuickParsable {
+    init?(quick values: QuickParse.Values) {
+        self.init()
+        path = values.positionals.first
+        do {
+            duration = try values.option("duration").map(parseDurationOption)
+            fadeIn = try values.option("fadeIn").map(parseDurationOption) ?? .zero
+        } catch {
+            return nil
+        }
+        volume = 80
+        if let text = values.option("volume") {
+            guard let volume = Int(argument: text) else { return nil }
+            self.volume = volume
+        }
+        device = values.option("device") ?? "default"
+        events = nil
+        if let text = values.option("events") {
+            guard let format = EventFormat(argument: text) else { return nil }
+            events = format
+        }
     }
 }

@@ -10,6 +10,7 @@ extension QuickParse {
         case "snooze": Shape(flags: [:], options: [:], positionals: ["duration"])
         case "add": Shape(flags: [:], options: [:], positionals: ["duration"])
         case "presets list": Shape(flags: ["--json": "json"], options: [:], positionals: [])
+        case "sounds play": Shape(flags: [:], options: ["--device": "device", "--duration": "duration", "--events": "events", "--fade-in": "fadeIn", "--volume": "volume"], positionals: ["name|path"])
         default: nil
         }
     }
