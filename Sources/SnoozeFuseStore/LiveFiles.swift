@@ -7,7 +7,8 @@ import Glibc
 /// folder (`$XDG_RUNTIME_DIR/snoozefuse/`, 0700).
 extension StorePaths {
     /// The live state of the running nap (JSON, 0600).
-    public var liveSession: URL { state.appendingPathComponent("session.json") }
+    public var liveSession: URL { URL(fileURLWithPath: liveSessionPath) }
+    public var liveSessionPath: String { Self.path(statePath, "session.json") }
     /// A copy of the last good live state, written after it: what a damaged `session.json` falls
     /// back to.
     public var liveSessionCopy: URL { state.appendingPathComponent("session.previous.json") }
@@ -15,28 +16,39 @@ extension StorePaths {
     /// written into it): where the live state is written when the disk is full. Kept between naps.
     public var liveSessionSpare: URL { state.appendingPathComponent("session.spare") }
     /// Held (`flock`) by the nap that runs, then by its guardian.
-    public var napLock: URL { state.appendingPathComponent("nap.lock") }
+    public var napLock: URL { URL(fileURLWithPath: napLockPath) }
+    public var napLockPath: String { Self.path(statePath, "nap.lock") }
     /// One JSON event per line from guardians that took a nap over.
     public var guardianLog: URL { state.appendingPathComponent("guardian.jsonl") }
     /// Held (a shared `flock`) by every guardian for its whole life: a guardian is alive while
     /// the kernel says so, reaped or not.
-    public var guardianLock: URL { state.appendingPathComponent("guardian.lock") }
+    public var guardianLock: URL { URL(fileURLWithPath: guardianLockPath) }
+    public var guardianLockPath: String { Self.path(statePath, "guardian.lock") }
     /// Naps ended but not yet in the history (the database was busy or failed): one JSON file
     /// each, written before the database is tried and removed once the nap is in it.
-    public var pendingHistory: URL { state.appendingPathComponent("history-pending", isDirectory: true) }
+    public var pendingHistory: URL { URL(fileURLWithPath: pendingHistoryPath, isDirectory: true) }
+    public var pendingHistoryPath: String { Self.path(statePath, "history-pending") }
 
     /// The folder of the control socket: `$XDG_RUNTIME_DIR/snoozefuse/`, or the state folder where
     /// there is no runtime folder (a session without a login manager).
     public func runtimeFolder(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+        URL(fileURLWithPath: runtimeFolderPath(environment: environment), isDirectory: true)
+    }
+
+    public func runtimeFolderPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
-            return URL(fileURLWithPath: runtime, isDirectory: true).appendingPathComponent("snoozefuse", isDirectory: true)
+            return Self.path(runtime, "snoozefuse")
         }
-        return state
+        return statePath
     }
 
     /// The control socket of the running nap.
     public func controlSocket(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
-        runtimeFolder(environment: environment).appendingPathComponent("control.sock")
+        URL(fileURLWithPath: controlSocketPath(environment: environment))
+    }
+
+    public func controlSocketPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        Self.path(runtimeFolderPath(environment: environment), "control.sock")
     }
 }
 
@@ -76,10 +88,15 @@ public enum AtomicFile {
 
     /// The contents of `url`, or nil when it does not exist.
     public static func read(_ url: URL) throws(StoreError) -> Data? {
-        let fd = open(url.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        try read(path: url.path)
+    }
+
+    /// The contents of the file at `path`, or nil when there is none.
+    public static func read(path: String) throws(StoreError) -> Data? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         if fd < 0 {
             if errno == ENOENT { return nil }
-            throw PrivateFiles.fileError(errno, url.path, "cannot open the file")
+            throw PrivateFiles.fileError(errno, path, "cannot open the file")
         }
         defer { close(fd) }
         var data = Data()
@@ -88,7 +105,7 @@ public enum AtomicFile {
             let count = Glibc.read(fd, &chunk, chunk.count)
             if count < 0 {
                 if errno == EINTR { continue }
-                throw PrivateFiles.fileError(errno, url.path, "cannot read the file")
+                throw PrivateFiles.fileError(errno, path, "cannot read the file")
             }
             if count == 0 { break }
             data.append(contentsOf: chunk[0 ..< count])
@@ -142,9 +159,12 @@ public final class NapLock: Sendable {
     /// `/proc/locks`: a lock goes when its holder dies, before the process is reaped, so a zombie
     /// holds none. Read only: it never takes the lock (a nap starting meanwhile is not refused).
     /// False when the file does not exist; nil when the kernel's list cannot be read.
-    public static func isHeld(_ url: URL) -> Bool? {
+    public static func isHeld(_ url: URL) -> Bool? { isHeld(path: url.path) }
+
+    /// Whether a process holds a `flock` on the file at `path` (see ``isHeld(_:)``).
+    public static func isHeld(path: String) -> Bool? {
         var info = stat()
-        guard stat(url.path, &info) == 0 else { return false }
+        guard stat(path, &info) == 0 else { return false }
         guard let text = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return nil }
         // `1: FLOCK  ADVISORY  WRITE 4242 00:2e:123456 0 EOF`: the device as hex major:minor, the inode.
         let dev = UInt64(info.st_dev)

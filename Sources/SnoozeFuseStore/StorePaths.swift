@@ -12,31 +12,47 @@ import Glibc
 /// An XDG variable that is empty or not an absolute path is ignored, as the XDG specification says.
 /// Folders are created on first use with mode 0700 and files that hold user state with mode 0600.
 public struct StorePaths: Sendable, Hashable {
-    public var config: URL
-    public var data: URL
-    public var state: URL
+    /// The folders as file-system paths. The short commands (`status`, `stop`, `add`…) use these:
+    /// a `URL`'s first `path` or append builds a set whose first use scans every protocol
+    /// conformance record of the binary (issue 23). The `URL`s below are made from them.
+    public let configPath: String
+    public let dataPath: String
+    public let statePath: String
+
+    public var config: URL { URL(fileURLWithPath: configPath, isDirectory: true) }
+    public var data: URL { URL(fileURLWithPath: dataPath, isDirectory: true) }
+    public var state: URL { URL(fileURLWithPath: statePath, isDirectory: true) }
 
     public init(config: URL, data: URL, state: URL) {
-        self.config = config
-        self.data = data
-        self.state = state
+        configPath = config.path
+        dataPath = data.path
+        statePath = state.path
     }
 
     /// The paths for `environment` (normally the process environment).
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) throws(StoreError) {
-        func base(_ variable: String, _ fallback: String) throws(StoreError) -> URL {
+        func base(_ variable: String, _ fallback: String) throws(StoreError) -> String {
             if let value = environment[variable], value.hasPrefix("/") {
-                return URL(fileURLWithPath: value, isDirectory: true)
+                return value
             }
             guard let home = environment["HOME"], home.hasPrefix("/") else {
                 throw StoreError(.badConfiguration, subject: variable,
                                  message: "neither \(variable) nor HOME is set to an absolute path; set one of them")
             }
-            return URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(fallback, isDirectory: true)
+            return Self.path(home, fallback)
         }
-        config = try base("XDG_CONFIG_HOME", ".config").appendingPathComponent("snoozefuse", isDirectory: true)
-        data = try base("XDG_DATA_HOME", ".local/share").appendingPathComponent("snoozefuse", isDirectory: true)
-        state = try base("XDG_STATE_HOME", ".local/state").appendingPathComponent("snoozefuse", isDirectory: true)
+        configPath = Self.path(try base("XDG_CONFIG_HOME", ".config"), "snoozefuse")
+        dataPath = Self.path(try base("XDG_DATA_HOME", ".local/share"), "snoozefuse")
+        statePath = Self.path(try base("XDG_STATE_HOME", ".local/state"), "snoozefuse")
+    }
+
+    /// `name` in the folder `folder` (an absolute path; trailing slashes do not double).
+    public static func path(_ folder: String, _ name: String) -> String {
+        var folder = folder
+        while folder.utf8.count > 1, folder.hasSuffix("/") { folder.removeLast() }
+        // Strings only: `Substring + String` runs unspecialised and its first use scans every
+        // conformance record (issue 23).
+        return folder == "/" ? "/" + name : folder + "/" + name
     }
 
     /// The imported sounds.

@@ -145,7 +145,7 @@ final class LiveSessionKeeper: Sendable {
     static func readFile(_ paths: StorePaths) -> LiveStateFile {
         let data: Data?
         do throws(StoreError) {
-            data = try AtomicFile.read(paths.liveSession)
+            data = try AtomicFile.read(path: paths.liveSessionPath)
         } catch {
             return .damaged(reason: error.description, fallback: copy(paths))
         }

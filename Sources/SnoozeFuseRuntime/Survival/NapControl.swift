@@ -290,7 +290,7 @@ public enum NapControl {
                             environment: [String: String] = ProcessInfo.processInfo.environment) throws(NapControlError) -> ControlReply {
         let paths: StorePaths
         do { paths = try StorePaths(environment: environment) } catch { throw .unusable(error.description) }
-        let socket = paths.controlSocket(environment: environment).path
+        let socket = paths.controlSocketPath(environment: environment)
         let wait = ListenerWait(from: BootInstant.now)
         var connection: Int32 = -1
         while connection < 0 {

@@ -191,10 +191,11 @@ struct NapHistoryLog: Sendable {
     /// what to say when some still wait (the database still busy or broken). Bounded like
     /// ``record(_:)``.
     func flushPending() -> String? {
+        guard let names = FolderEntries.names(in: paths.pendingHistoryPath) else { return nil }
+        let jsonFiles = names.filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }
+        guard !jsonFiles.isEmpty else { return nil }
         let folder = paths.pendingHistory
-        guard let names = FolderEntries.names(in: folder.path) else { return nil }
-        let files = names.filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }.sorted().map { folder.appendingPathComponent($0) }
-        guard !files.isEmpty else { return nil }
+        let files = jsonFiles.sorted().map { folder.appendingPathComponent($0) }
         let database = paths.database
         let write = BoundedCall.start(named: "sf-history") { () -> String? in
             var failure: String?
