@@ -84,6 +84,7 @@ fuzz: fuzz-durations
 	./Fuzz/fuzz.sh caf 1000000
 	./Fuzz/fuzz.sh control 300000
 	./Fuzz/fuzz.sh x11 300000
+	./Fuzz/fuzz.sh json 1000000
 
 fuzz-durations: deps
 	./Fuzz/fuzz.sh durations 1000000

@@ -7,6 +7,7 @@
 #           caf        (SnoozeFuseCAF: the CAF chunk inspector)
 #           control    (SnoozeFuseCore: the control socket's request intake)
 #           x11        (SnoozeFuseCore: the X11 messages of --hold desktop, Xauthority, DISPLAY)
+#           json       (SnoozeFuseCore: the JSON reader of the live state and the nap's answers)
 #   RUNS    executions (default 1000000)
 # Generated files (binary, grown corpus, crash artifacts) go to Fuzz/out/TARGET/, which git ignores.
 set -euo pipefail
@@ -20,7 +21,8 @@ case "$target" in
     caf) module=SnoozeFuseCAF entry=Fuzz/CAF/FuzzCAF.swift seeds=Fuzz/CAF/seeds max_len=4096 ;;
     control) module=SnoozeFuseCore entry=Fuzz/Control/FuzzControlIntake.swift seeds=Fuzz/Control/seeds max_len=1024 ;;
     x11) module=SnoozeFuseCore entry=Fuzz/X11/FuzzX11Wire.swift seeds=Fuzz/X11/seeds max_len=512 ;;
-    *) echo "fuzz.sh: unknown target '$target' (known: durations, caf, control, x11)" >&2; exit 64 ;;
+    json) module=SnoozeFuseCore entry=Fuzz/JSON/FuzzJSON.swift seeds=Fuzz/JSON/seeds max_len=4096 ;;
+    *) echo "fuzz.sh: unknown target '$target' (known: durations, caf, control, x11, json)" >&2; exit 64 ;;
 esac
 
 out="Fuzz/out/$target"

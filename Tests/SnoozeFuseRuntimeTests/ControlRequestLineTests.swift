@@ -1,15 +1,21 @@
 import Foundation
+import SnoozeFuseCore
 import SnoozeFuseRuntime
+import SnoozeFuseTestSupport
 import Testing
 
 /// A request goes to the nap as a line of JSON written by ``ControlRequest/jsonLine`` and read by
-/// the nap with JSONDecoder: both must agree on every request, whatever its answer holds.
+/// the nap with JSONDecoder (and by Core's JSONValueDecoder alike): they must agree on every request,
+/// whatever its answer holds.
 @Suite("Control requests: the line a command writes is the request the nap reads")
 struct ControlRequestLineTests {
     func readBack(_ request: ControlRequest) throws -> ControlRequest {
         let line = try #require(request.jsonLine)
         #expect(!line.contains("\n"), "one line: \(line)")
-        return try JSONDecoder().decode(ControlRequest.self, from: Data(line.utf8))
+        let read = try JSONDecoder().decode(ControlRequest.self, from: Data(line.utf8))
+        // Core's reader (what the commands read the nap's answer with) reads it alike.
+        #expect(try JSONValueDecoder().decode(ControlRequest.self, from: line) == read, "\(line)")
+        return read
     }
 
     @Test func everyKindOfRequestReadsBackAsItWas() throws {
@@ -29,13 +35,8 @@ struct ControlRequestLineTests {
     /// 1,000 answers of random characters (control characters, quotes, backslashes, any plane) and
     /// random lengths, from a fixed seed.
     @Test func randomAnswersAndLengthsReadBackAsTheyWere() throws {
-        var state: UInt64 = 0x5EED_2026_1127
-        func next() -> UInt64 {
-            state ^= state << 13
-            state ^= state >> 7
-            state ^= state << 17
-            return state
-        }
+        var random = SeededRandom(seed: 0x5EED_2026_1127)
+        func next() -> UInt64 { random.next() }
         let awkward: [Unicode.Scalar] = ["\"", "\\", "/", "\n", "\r", "\t", "\u{0}", "\u{8}", "\u{C}", "\u{1F}", "\u{7F}", "\u{2028}", "\u{FFFF}", "\u{10FFFF}"]
         for _ in 0 ..< 1000 {
             var answer = String.UnicodeScalarView()

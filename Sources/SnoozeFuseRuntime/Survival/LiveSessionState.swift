@@ -119,8 +119,11 @@ public struct LiveSessionState: Codable, Sendable, Hashable {
         return (try? encoder.encode(self)) ?? Data()
     }
 
+    /// The state in `data`, or nil when it is not a nap's live state. Read with Core's
+    /// JSONValueDecoder, not JSONDecoder: `status` reads it every time a status bar asks, and
+    /// JSONDecoder's first use was a fifth of its instructions (issue 23).
     public static func decode(_ data: Data) -> LiveSessionState? {
-        try? JSONDecoder().decode(LiveSessionState.self, from: data)
+        try? JSONValueDecoder().decode(LiveSessionState.self, from: [UInt8](data))
     }
 
     /// The state of `session` at `now`.

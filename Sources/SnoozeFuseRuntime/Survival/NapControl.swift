@@ -48,7 +48,14 @@ extension ControlRequest {
             guard seconds.isFinite else { return nil }
             fields.append(#""seconds":"# + "\(seconds)")
         }
-        return "{" + fields.joined(separator: ",") + "}"
+        // Joined by hand: `joined(separator:)` runs unspecialised here and asks the runtime for
+        // its element type by name, whose first lookup scans every conformance record (issue 23).
+        var line = "{"
+        for (index, field) in fields.enumerated() {
+            if index > 0 { line += "," }
+            line += field
+        }
+        return line + "}"
     }
 
     /// `text` as a JSON string: quotes, backslashes and control characters escaped.
@@ -324,7 +331,7 @@ public enum NapControl {
         guard let requestLine = request.jsonLine,
               UnixSocket.writeLine(connection, requestLine),
               let line = UnixSocket.readLine(connection),
-              let answer = try? JSONDecoder().decode(Answer.self, from: Data(line.utf8)) else {
+              let answer = try? JSONValueDecoder().decode(Answer.self, from: line) else {
             throw .noAnswer(socket)
         }
         return ControlReply(ok: answer.ok, message: answer.message, state: nil, needs: answer.needs, word: answer.word)

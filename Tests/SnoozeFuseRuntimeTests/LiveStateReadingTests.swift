@@ -1,0 +1,88 @@
+import Foundation
+import SnoozeFuseCore
+import SnoozeFuseRuntime
+import SnoozeFuseTestSupport
+import Testing
+
+/// The live state and the nap's answers are read with Core's JSONValueDecoder (issue 23), and
+/// written with JSONEncoder: every state reads back as it was written, and on any file, damaged or
+/// not, the reader gives what JSONDecoder gives.
+@Suite("The live state read without JSONDecoder")
+struct LiveStateReadingTests {
+    /// A nap's state with every member present (a guardian's pid, a terminal, a history, sink fixes).
+    static let everyMember = #"""
+    {"alarm":{"due":{"bootSeconds":45054.365985571,"wall":"2026-11-27T22:26:34.297Z","wallSeconds":1795818394.297765},"reason":"nap"},
+    "bootID":"a7c4ca35-d651-4779-9d5f-adf64487a18b","detached":true,"guardianPid":22923,
+    "history":{"created":1795814793.2907019,"hold":"desktop","holdMode":true,"holder":"nap","idleAfter":30,"lastRelease":1795814793.297,
+    "napID":"2ad6aee8","napping":1795814794.297,"preset":"basic","snoozes":2,"sound":"beep","started":1795814793.297,"fellAsleep":1795814795.5,
+    "firstRing":1795818394.3,"reason":"nap","latenessMs":0.25,"output":"sound server","rungBy":"nap","takenOverBy":"guardian",
+    "outcome":"stopped","ended":1795818400,"origin":1795814793},
+    "holder":"guardian","maxDeadline":{"bootSeconds":48653.365985571,"wall":"2026-11-27T23:26:33.297Z","wallSeconds":1795821993.297765},
+    "phase":"ringing","phaseEnds":{"bootSeconds":45054.365985571,"wall":"2026-11-27T22:26:34.297Z","wallSeconds":1795818394.297765},
+    "phaseSeconds":3600,"pid":22916,"ringingSince":{"bootSeconds":45054.4,"wall":"2026-11-27T22:26:34.4Z","wallSeconds":1795818394.4},
+    "setup":{"device":"null","dismissal":"word","fadeInSeconds":10,"fixesVolume":true,"maxSeconds":7200,"napSeconds":3600,
+    "presetName":"basic","releaseSeconds":1,"route":"wake","snoozeSeconds":300,"soundName":"beep","soundPath":"/s/b\u00e9ep \"1\".caf",
+    "volume":80,"systemVolume":60,"ringLimitSeconds":120},
+    "sinkFixes":[{"sink":"alsa_output.pci","mutedBefore":true,"volumeBefore":35},{"sink":"headset"}],
+    "snoozes":2,"started":{"bootSeconds":41453.365985571,"wall":"2026-11-27T21:26:33.297Z","wallSeconds":1795814793.297765},
+    "terminal":"/dev/pts/3","updated":{"bootSeconds":41454.366675397,"wall":"2026-11-27T21:26:34.298Z","wallSeconds":1795814794.2984548},
+    "version":1}
+    """#
+
+    /// What the nap writes after its own first save: no history, no optional member.
+    static let fewestMembers = #"""
+    {"bootID":"b","detached":false,"holder":"nap","phase":"holding","pid":1,"setup":{"device":"default","fadeInSeconds":0,"maxSeconds":1,
+    "napSeconds":1,"presetName":"p","releaseSeconds":1,"snoozeSeconds":1,"soundName":"tone","volume":0},"snoozes":0,
+    "updated":{"bootSeconds":0,"wall":"","wallSeconds":0},"version":1}
+    """#
+
+    func foundation(_ text: String) -> LiveSessionState? { try? JSONDecoder().decode(LiveSessionState.self, from: Data(text.utf8)) }
+
+    @Test(arguments: [everyMember, fewestMembers])
+    func aStateReadsAsJSONDecoderReadsItAndBackAsItWasWritten(_ text: String) throws {
+        let state = try #require(LiveSessionState.decode(Data(text.utf8)))
+        #expect(state == foundation(text))
+        #expect(LiveSessionState.decode(state.encoded()) == state)
+    }
+
+    /// 3,000 variations of the full state (fixed seed): members removed, replaced by values of
+    /// another kind, awkward strings and numbers, the text cut short or a byte changed. Wherever
+    /// JSONDecoder reads a state, this reader reads the same one, and where it refuses, so does this.
+    @Test func anyVariationReadsAsJSONDecoderReadsIt() throws {
+        var random = SeededRandom(seed: 0x11FE_5747_E000)
+        func next() -> UInt64 { random.next() }
+        let base = try #require(try JSONSerialization.jsonObject(with: Data(Self.everyMember.utf8)) as? [String: Any])
+        let values: [Any] = [NSNull(), true, false, 0, -1, 1.5, 1e300, Int64.max, 4_294_967_296, "", "nap", "ringing", "\u{0}\"\\é🌙",
+                             [Any](), [1], [String: Any](), ["sink": "s"], ["due": ["bootSeconds": 1, "wall": "w", "wallSeconds": 2], "reason": "max"]]
+        var read = 0
+        for round in 0 ..< 3000 {
+            var object = base
+            // Change one to three members, at the top or one level down.
+            for _ in 0 ... next() % 3 {
+                let keys = object.keys.sorted()
+                let key = keys[Int(next() % UInt64(keys.count))]
+                let value = values[Int(next() % UInt64(values.count))]
+                if var inner = object[key] as? [String: Any], next() % 2 == 0, !inner.isEmpty {
+                    let innerKeys = inner.keys.sorted()
+                    let innerKey = innerKeys[Int(next() % UInt64(innerKeys.count))]
+                    inner[innerKey] = next() % 4 == 0 ? nil : value
+                    object[key] = inner
+                } else {
+                    object[key] = next() % 4 == 0 ? nil : value
+                }
+            }
+            var bytes = [UInt8](try JSONSerialization.data(withJSONObject: object))
+            if round % 5 == 0 {
+                bytes.removeLast(Int(next() % 40))
+            } else if round % 5 == 1 {
+                bytes[Int(next() % UInt64(bytes.count))] = [0x22, 0x2C, 0x7D, 0x30, 0x5C][Int(next() % 5)]
+            }
+            let text = String(decoding: bytes, as: UTF8.self)
+            let mine = LiveSessionState.decode(Data(bytes))
+            #expect(mine == foundation(text), "\(text)")
+            if mine != nil { read += 1 }
+        }
+        // The variations are not all refusals.
+        #expect(read > 100, "read \(read) of 3000")
+    }
+}
