@@ -70,8 +70,8 @@ struct Doctor: ParsableCommand {
         } else {
             let width = report.checks.map(\.check.count).max() ?? 0
             for check in report.checks {
-                let name = check.check.padding(toLength: width, withPad: " ", startingAt: 0)
-                writeLine("\(check.verdict.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)) \(name)  \(check.detail)", to: STDOUT_FILENO)
+                let name = padded(check.check, to: width)
+                writeLine("\(padded(check.verdict.rawValue, to: 7)) \(name)  \(check.detail)", to: STDOUT_FILENO)
                 if let fix = check.fix { writeLine("        \(String(repeating: " ", count: width))  fix: \(fix)", to: STDOUT_FILENO) }
             }
             writeLine(report.audible ? "An alarm would be heard." : "An alarm would NOT be heard: fix the problems above.", to: STDOUT_FILENO)

@@ -182,8 +182,8 @@ extension Nap: LoopCommand {
         let keyWidth = resolved.settings.map(\.key.rawValue.count).max() ?? 0
         let valueWidth = min(values.map(\.count).max() ?? 0, 40)
         for (setting, value) in zip(resolved.settings, values) {
-            let key = setting.key.rawValue.padding(toLength: keyWidth, withPad: " ", startingAt: 0)
-            let shown = value.count < valueWidth ? value.padding(toLength: valueWidth, withPad: " ", startingAt: 0) : value
+            let key = padded(setting.key.rawValue, to: keyWidth)
+            let shown = value.count < valueWidth ? padded(value, to: valueWidth) : value
             let override = resolved.overridden(setting.key).map { "; this nap is held by \($0 == HoldSource.none.rawValue ? "nothing" : $0): no-hold wins" } ?? ""
             writeLine("\(key)  \(shown)  \(setting.source.description(of: setting.key))\(override)", to: STDOUT_FILENO)
         }

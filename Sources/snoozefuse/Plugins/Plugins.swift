@@ -53,7 +53,7 @@ struct PluginsList: AsyncParsableCommand {
         }
         let width = registry.plugins.map(\.id.count).max() ?? 0
         for info in registry.plugins {
-            let id = info.id.padding(toLength: width, withPad: " ", startingAt: 0)
+            let id = padded(info.id, to: width)
             writeLine("\(id)  \(info.version)  \(info.kinds.names.joined(separator: ","))  \(info.name)", to: STDOUT_FILENO)
         }
     }

@@ -235,3 +235,24 @@ final class Console {
         return line.count > room ? String(line.prefix(max(1, room - 1))) + "…" : line
     }
 }
+
+/// `text` followed by spaces up to `width` characters (never cut): a column of a listing.
+/// Not Foundation's `padding(toLength:withPad:startingAt:)`, which goes through NSString (its
+/// first use scans every protocol conformance record of the binary, issue 23), counts UTF-16 units
+/// rather than characters, and cuts a text longer than the width.
+func padded(_ text: String, to width: Int) -> String {
+    let missing = width - text.count
+    return missing > 0 ? text + String(repeating: " ", count: missing) : text
+}
+
+/// `texts` with `separator` between them. Not `joined(separator:)`: unspecialised in the standard
+/// library, its first call asks the runtime for the element type by name, which scans every
+/// protocol conformance record (issue 23: `presets list`, a short command).
+func joined(_ texts: [String], separator: String) -> String {
+    var line = ""
+    for (index, text) in texts.enumerated() {
+        if index > 0 { line += separator }
+        line += text
+    }
+    return line
+}

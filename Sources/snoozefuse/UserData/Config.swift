@@ -80,7 +80,7 @@ struct Config: ParsableCommand {
             let width = NapSettingKey.allCases.map(\.rawValue.count).max() ?? 0
             for key in NapSettingKey.allCases {
                 let value = settings[key].map { $0.joined(separator: "; ") } ?? "(not set; default: \(Config.defaultText(key)))"
-                writeLine("\(key.rawValue.padding(toLength: width, withPad: " ", startingAt: 0))  \(value)", to: STDOUT_FILENO)
+                writeLine("\(padded(key.rawValue, to: width))  \(value)", to: STDOUT_FILENO)
             }
         }
     }

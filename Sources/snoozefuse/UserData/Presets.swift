@@ -90,7 +90,7 @@ struct Presets: ParsableCommand {
             for preset in presets {
                 var tags = [preset.isBuiltIn ? "built-in" : "saved"]
                 if preset.name.lowercased() == defaultPreset.lowercased() { tags.append("default") }
-                writeLine("\(preset.name.padding(toLength: width, withPad: " ", startingAt: 0))  \(preset.shortDescription)  (\(tags.joined(separator: ", ")))", to: STDOUT_FILENO)
+                writeLine("\(padded(preset.name, to: width))  \(preset.shortDescription)  (\(joined(tags, separator: ", ")))", to: STDOUT_FILENO)
             }
         }
     }
@@ -114,7 +114,7 @@ struct Presets: ParsableCommand {
             }
             let width = preset.knownValues.map(\.key.rawValue.count).max() ?? 0
             for (key, values) in preset.knownValues {
-                writeLine("\(key.rawValue.padding(toLength: width, withPad: " ", startingAt: 0))  \(values.joined(separator: "; "))", to: STDOUT_FILENO)
+                writeLine("\(padded(key.rawValue, to: width))  \(values.joined(separator: "; "))", to: STDOUT_FILENO)
             }
         }
     }
