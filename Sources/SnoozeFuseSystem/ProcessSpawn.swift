@@ -104,12 +104,15 @@ public enum ProcessSpawn {
     }
 
     /// This process's environment, as `NAME: VALUE` (the first of a name that appears twice).
+    /// What the short commands read their folders from: Foundation's `ProcessInfo.environment`
+    /// splits each entry by characters, 0.4 M instructions of `status` (issue 23); this splits
+    /// the bytes.
     public static func currentEnvironment() -> [String: String] {
         var environment: [String: String] = [:]
         var entry = environ
         while let pointer = entry.pointee {
             let text = String(cString: pointer)
-            if let equals = text.firstIndex(of: "=") {
+            if let equals = text.utf8.firstIndex(of: UInt8(ascii: "=")) {
                 let name = String(text[..<equals])
                 if environment[name] == nil { environment[name] = String(text[text.index(after: equals)...]) }
             }

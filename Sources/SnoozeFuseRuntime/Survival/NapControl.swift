@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import Glibc
 import SnoozeFuseCore
 import SnoozeFuseStore
@@ -294,7 +294,8 @@ public enum NapControl {
     /// for yet is waited for (``ListenerWait``): up to 5 s for a guardian taking it over, 1 s for
     /// the nap's own process.
     public static func send(_ request: ControlRequest,
-                            environment: [String: String] = ProcessInfo.processInfo.environment) throws(NapControlError) -> ControlReply {
+                            environment given: [String: String]? = nil) throws(NapControlError) -> ControlReply {
+        let environment = given ?? ProcessSpawn.currentEnvironment()
         let paths: StorePaths
         do { paths = try StorePaths(environment: environment) } catch { throw .unusable(error.description) }
         let socket = paths.controlSocketPath(environment: environment)

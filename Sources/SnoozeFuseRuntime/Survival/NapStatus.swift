@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import Glibc
 public import SnoozeFuseCore
 import SnoozeFuseStore
@@ -49,8 +49,11 @@ public struct NapStatus: Sendable, Hashable, Encodable {
     /// from the copy of the last good state beside it, or is `damaged`).
     public var damage: String?
 
-    /// Reads the live state of this user's nap.
-    public static func read(environment: [String: String] = ProcessInfo.processInfo.environment) -> NapStatus {
+    /// Reads the live state of this user's nap. Without an environment, this process's, read
+    /// without Foundation's ProcessInfo (its first read was 0.4 M of `status`'s instructions;
+    /// issue 23), as the other calls of the short commands do.
+    public static func read(environment given: [String: String]? = nil) -> NapStatus {
+        let environment = given ?? ProcessSpawn.currentEnvironment()
         guard let paths = try? StorePaths(environment: environment) else { return NapStatus(status: .none) }
         let live: LiveSessionState
         var damage: String?
@@ -157,7 +160,8 @@ public struct NapStatus: Sendable, Hashable, Encodable {
     /// nap lock first: nobody else can ring, replace or record the nap meanwhile, so it is recorded
     /// once. Returns what to say: the sinks put back, and a warning when the history could not be
     /// written.
-    public static func forgetInterrupted(environment: [String: String] = ProcessInfo.processInfo.environment) -> (restored: [String], warning: String?) {
+    public static func forgetInterrupted(environment given: [String: String]? = nil) -> (restored: [String], warning: String?) {
+        let environment = given ?? ProcessSpawn.currentEnvironment()
         let status = read(environment: environment).status
         guard status == .interrupted || status == .damaged, let paths = try? StorePaths(environment: environment) else { return ([], nil) }
         let history = NapHistoryLog(paths: paths)
@@ -184,8 +188,8 @@ public struct NapStatus: Sendable, Hashable, Encodable {
     /// the displayed second of its countdown does, until `line` returns false. Woken by the kernel
     /// (inotify on the state folder) and a timer for the next displayed second: never more often,
     /// and nothing wakes the nap itself.
-    public static func follow(environment: [String: String] = ProcessInfo.processInfo.environment,
-                              _ line: (NapStatus) -> Bool) {
+    public static func follow(environment given: [String: String]? = nil, _ line: (NapStatus) -> Bool) {
+        let environment = given ?? ProcessSpawn.currentEnvironment()
         guard let paths = try? StorePaths(environment: environment) else {
             _ = line(NapStatus(status: .none))
             return

@@ -239,7 +239,8 @@ struct NapHistoryLog: Sendable {
 /// `stop`; `nap` does it when it starts).
 public enum PendingHistory {
     /// Writes what waits; returns what to say when some still wait.
-    public static func flush(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+    public static func flush(environment given: [String: String]? = nil) -> String? {
+        let environment = given ?? ProcessSpawn.currentEnvironment()
         guard let paths = try? StorePaths(environment: environment) else { return nil }
         return NapHistoryLog(paths: paths).flushPending()
     }

@@ -32,15 +32,15 @@ struct Status: ParsableCommand {
 
     func run() throws {
         let format = json ? .json : format
-        // Read once: each read builds the whole dictionary (0.4 M instructions; issue 23).
-        let environment = ProcessInfo.processInfo.environment
-        writePendingHistory(environment: environment)
+        // The runtime reads the environment (its folders), without Foundation's ProcessInfo
+        // (0.4 M instructions of each read; issue 23).
+        writePendingHistory()
         guard follow else {
-            writeLine(render(NapStatus.read(environment: environment), format), to: STDOUT_FILENO)
+            writeLine(render(NapStatus.read(), format), to: STDOUT_FILENO)
             return
         }
         var last: String?
-        NapStatus.follow(environment: environment) { status in
+        NapStatus.follow { status in
             let line = render(status, format)
             if line != last {
                 last = line
@@ -121,8 +121,8 @@ struct Status: ParsableCommand {
 
 /// Writes the naps that ended while the history could not be written (a busy database); says so
 /// when some still wait.
-func writePendingHistory(environment: [String: String] = ProcessInfo.processInfo.environment) {
-    if let waiting = PendingHistory.flush(environment: environment) { writeLine("snoozefuse: warning: \(waiting)", to: STDERR_FILENO) }
+func writePendingHistory() {
+    if let waiting = PendingHistory.flush() { writeLine("snoozefuse: warning: \(waiting)", to: STDERR_FILENO) }
 }
 
 /// One command to the running nap, or its guardian, through its control socket.
