@@ -378,9 +378,8 @@ class Bench:
         if ours > 2 * peer:
             self.notes.append("`status` against `cat`: what is left is start-up (see the floor rows and the profiles): the "
                               "Swift runtime and the dynamic loader for a large binary, the page faults of the code and "
-                              "metadata it touches, and reading the live state with JSONDecoder (whose first keyed "
-                              "container, made inside Foundation, scans every protocol conformance in the binary). "
-                              "ArgumentParser's reflection is not among them: QuickParse parses `status`.")
+                              "metadata it touches. ArgumentParser's reflection and JSONDecoder are not among them: "
+                              "QuickParse parses `status`, and Core's JSONValueDecoder reads the live state.")
         # Issue 23: each command a status bar, a key binding or a script starts, against the
         # floor; stop, snooze and add each make one round trip to the running nap.
         budget = "≤ 1.3 × floor (issue 23)"
