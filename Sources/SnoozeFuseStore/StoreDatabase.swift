@@ -135,29 +135,36 @@ public final class StoreDatabase: Sendable {
     ///   ``StoreError/Kind/busy``, ``StoreError/Kind/fileSystem(errno:)`` (cannot be read).
     public static func openForReading(file: URL, what: String = "database", busyTimeout: TimeInterval = readerBusyTimeout,
                                       label: String = "snoozefuse.store.reader") throws(StoreError) -> StoreDatabase? {
+        try openForReading(path: file.path, what: what, busyTimeout: busyTimeout, label: label)
+    }
+
+    /// The same, for the file at `path`: a URL is made only when the file exists (a short command
+    /// that finds no database, such as a first `presets list`, makes none; issue 23).
+    public static func openForReading(path: String, what: String = "database", busyTimeout: TimeInterval = readerBusyTimeout,
+                                      label: String = "snoozefuse.store.reader") throws(StoreError) -> StoreDatabase? {
         var status = stat()
-        if stat(file.path, &status) != 0 {
+        if stat(path, &status) != 0 {
             if errno == ENOENT { return nil }
-            throw PrivateFiles.fileError(errno, file.path, "cannot read the \(what)")
+            throw PrivateFiles.fileError(errno, path, "cannot read the \(what)")
         }
         guard (status.st_mode & S_IFMT) == S_IFREG else {
-            throw StoreError(.damaged, subject: file.path, message: "the \(what) is not a regular file")
+            throw StoreError(.damaged, subject: path, message: "the \(what) is not a regular file")
         }
         if status.st_size == 0 { return nil }
         try SQLiteLibrary.load()
-        try prepare(file, what: what, creating: false)
+        try prepare(URL(fileURLWithPath: path), what: what, creating: false)
         do {
             var configuration = Configuration()
             configuration.readonly = true
             configuration.busyMode = .timeout(busyTimeout)
             configuration.label = label
-            let queue = try DatabaseQueue(path: file.path, configuration: configuration)
-            let applied = try queue.read { db in try refuseNewer(db, path: file.path, what: what) }
-            return StoreDatabase(path: file.path, queue: queue, applied: applied)
+            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            let applied = try queue.read { db in try refuseNewer(db, path: path, what: what) }
+            return StoreDatabase(path: path, queue: queue, applied: applied)
         } catch let error as StoreError {
             throw error
         } catch {
-            throw failure(error, path: file.path, what: what, "cannot read the \(what)")
+            throw failure(error, path: path, what: what, "cannot read the \(what)")
         }
     }
 

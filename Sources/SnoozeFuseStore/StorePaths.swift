@@ -58,7 +58,8 @@ public struct StorePaths: Sendable, Hashable {
     /// The imported sounds.
     public var soundsFolder: URL { data.appendingPathComponent("sounds", isDirectory: true) }
     /// The SQLite database: the index of the imported sounds, presets, settings, nap history.
-    public var database: URL { data.appendingPathComponent("library.sqlite") }
+    public var database: URL { URL(fileURLWithPath: databasePath) }
+    public var databasePath: String { Self.path(dataPath, "library.sqlite") }
 }
 
 /// File-system helpers shared by the store's types.

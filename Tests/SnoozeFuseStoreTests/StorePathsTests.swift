@@ -30,6 +30,7 @@ struct StorePathsTests {
         #expect(paths.napLock.path == paths.napLockPath)
         #expect(paths.guardianLock.path == paths.guardianLockPath)
         #expect(paths.pendingHistory.path == paths.pendingHistoryPath)
+        #expect(paths.database.path == paths.databasePath)
         #expect(paths.controlSocket(environment: ["XDG_RUNTIME_DIR": "/run/user/1"]).path == "/run/user/1/snoozefuse/control.sock")
         let round = StorePaths(config: paths.config, data: paths.data, state: paths.state)
         #expect(round == paths)

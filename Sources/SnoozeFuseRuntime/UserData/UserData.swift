@@ -25,7 +25,7 @@ public struct UserData: Sendable {
     // MARK: Opening
 
     func reader() throws(NapSetupError) -> StoreDatabase? {
-        do { return try StoreDatabase.openForReading(file: paths.database) } catch { throw Self.failure(error) }
+        do { return try StoreDatabase.openForReading(path: paths.databasePath) } catch { throw Self.failure(error) }
     }
 
     func writer() throws(NapSetupError) -> StoreDatabase {
