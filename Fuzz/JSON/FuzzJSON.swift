@@ -26,31 +26,16 @@ func written(_ value: JSONValue) -> String {
     case .null: return "null"
     case .bool(let bool): return bool ? "true" : "false"
     case .number(let text): return text
-    case .string(let text): return quoted(text)
+    case .string(let text): return JSONValue.quoted(text)
     case .array(let elements):
         var text = "["
         for (index, element) in elements.enumerated() { text += (index > 0 ? "," : "") + written(element) }
         return text + "]"
     case .object(let members):
         var text = "{"
-        for (index, member) in members.enumerated() { text += (index > 0 ? "," : "") + quoted(member.key) + ":" + written(member.value) }
+        for (index, member) in members.enumerated() { text += (index > 0 ? "," : "") + JSONValue.quoted(member.key) + ":" + written(member.value) }
         return text + "}"
     }
-}
-
-func quoted(_ text: String) -> String {
-    var out = "\""
-    for scalar in text.unicodeScalars {
-        switch scalar {
-        case "\"": out += "\\\""
-        case "\\": out += "\\\\"
-        case "\u{0}" ..< "\u{20}":
-            let hex = String(scalar.value, radix: 16)
-            out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-        default: out.unicodeScalars.append(scalar)
-        }
-    }
-    return out + "\""
 }
 
 @_cdecl("LLVMFuzzerTestOneInput")

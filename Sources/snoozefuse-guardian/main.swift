@@ -42,32 +42,12 @@ let lockPath = arguments[1]
 let logPath = arguments[2]
 var program = Array(arguments[4...])
 
-/// `text` as a JSON string's contents.
-func jsonEscaped(_ text: String) -> String {
-    var escaped = ""
-    for scalar in text.unicodeScalars {
-        switch scalar {
-        case "\"": escaped += "\\\""
-        case "\\": escaped += "\\\\"
-        case "\n": escaped += "\\n"
-        default:
-            if scalar.value < 0x20 {
-                let hex = String(scalar.value, radix: 16)
-                escaped += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            } else {
-                escaped.unicodeScalars.append(scalar)
-            }
-        }
-    }
-    return escaped
-}
-
 /// Appends a warning to the guardian's events, in their form (`"output":"guardian"`).
 @MainActor func log(_ message: String) {
     var now = timespec()
     clock_gettime(CLOCK_REALTIME, &now)
     let wall = WallClockText.iso8601(millisecondsSince1970: Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec / 1_000_000))
-    let line = "{\"event\":\"warning\",\"t\":0,\"wall\":\"\(wall)\",\"message\":\"\(jsonEscaped("snoozefuse-guardian: " + message))\",\"output\":\"guardian\"}\n"
+    let line = "{\"event\":\"warning\",\"t\":0,\"wall\":\"\(wall)\",\"message\":\(JSONValue.quoted("snoozefuse-guardian: " + message)),\"output\":\"guardian\"}\n"
     let fd = open(logPath, O_CREAT | O_WRONLY | O_APPEND | O_CLOEXEC, 0o600)
     guard fd >= 0 else { return }
     _ = line.withCString { write(fd, $0, strlen($0)) }

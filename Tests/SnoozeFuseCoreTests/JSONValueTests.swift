@@ -49,6 +49,16 @@ struct JSONValueTests {
         #expect(try JSONValue(parsing: [0x22, 0xC3, 0xA9, 0xF0, 0x9F, 0x8C, 0x99, 0x22]) == .string("é🌙"))
     }
 
+    /// What `quoted` writes reads back as the text it was given, whatever the text holds.
+    @Test func aQuotedTextReadsBackAsItWas() throws {
+        var random = SeededRandom(seed: 0x0007_E57E)
+        for text in ["", "plain", "\"q\" \\ /", "\u{0}\u{8}\t\n\r\u{1F}\u{7F}", "été 🌙 \u{2028}\u{FFFF}\u{10FFFF}"] + (0 ..< 500).map({ _ in random.string() }) {
+            let quoted = JSONValue.quoted(text)
+            #expect(!quoted.contains("\n"), "one line: \(quoted)")
+            #expect(try JSONValue(parsing: quoted) == .string(text), "\(quoted)")
+        }
+    }
+
     /// Nesting is bounded (a hostile file or peer cannot exhaust the stack), at JSONDecoder's limit.
     @Test func nestingIsBounded() throws {
         let limit = JSONValue.depthLimit

@@ -42,6 +42,25 @@ public enum JSONValue: Sendable, Equatable {
         try self.init(parsing: Array(text.utf8))
     }
 
+    /// `text` as a JSON string, in double quotes: what the reader reads back as `text`. Quotes,
+    /// backslashes and control characters are escaped; everything else is written as it is.
+    /// For the lines written by hand where JSONEncoder would cost more than the line (issue 23).
+    public static func quoted(_ text: String) -> String {
+        var quoted = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": quoted += "\\\""
+            case "\\": quoted += "\\\\"
+            case "\n": quoted += "\\n"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                quoted += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: quoted.unicodeScalars.append(scalar)
+            }
+        }
+        return quoted + "\""
+    }
+
     /// The member `key` of an object (the last one written), or nil.
     public func member(_ key: String) -> JSONValue? {
         guard case .object(let members) = self else { return nil }

@@ -41,8 +41,8 @@ extension ControlRequest {
     /// as it was. nil for a length that is not a number (JSONEncoder refused those too).
     public var jsonLine: String? {
         var fields: [String] = []
-        if let answer { fields.append(#""answer":"# + Self.quoted(answer)) }
-        fields.append(#""command":"# + Self.quoted(command.rawValue))
+        if let answer { fields.append(#""answer":"# + JSONValue.quoted(answer)) }
+        fields.append(#""command":"# + JSONValue.quoted(command.rawValue))
         if let confirmed { fields.append(#""confirmed":"# + (confirmed ? "true" : "false")) }
         if let seconds {
             guard seconds.isFinite else { return nil }
@@ -56,23 +56,6 @@ extension ControlRequest {
             line += field
         }
         return line + "}"
-    }
-
-    /// `text` as a JSON string: quotes, backslashes and control characters escaped.
-    static func quoted(_ text: String) -> String {
-        var quoted = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": quoted += "\\\""
-            case "\\": quoted += "\\\\"
-            case "\n": quoted += "\\n"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                quoted += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: quoted.unicodeScalars.append(scalar)
-            }
-        }
-        return quoted + "\""
     }
 }
 
