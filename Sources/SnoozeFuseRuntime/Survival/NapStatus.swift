@@ -49,9 +49,12 @@ public struct NapStatus: Sendable, Hashable, Encodable {
     /// from the copy of the last good state beside it, or is `damaged`).
     public var damage: String?
 
-    /// Reads the live state of this user's nap. Without an environment, this process's, read
-    /// without Foundation's ProcessInfo (its first read was 0.4 M of `status`'s instructions;
-    /// issue 23), as the other calls of the short commands do.
+    /// This process's environment, read by bytes, not through Foundation's ProcessInfo (0.4 M of
+    /// `status`'s instructions; issue 23): read once by a command that makes several calls below.
+    public static func currentEnvironment() -> [String: String] { ProcessSpawn.currentEnvironment() }
+
+    /// Reads the live state of this user's nap. Without an environment, this process's
+    /// (``currentEnvironment()``), as the other calls of the short commands do.
     public static func read(environment given: [String: String]? = nil) -> NapStatus {
         let environment = given ?? ProcessSpawn.currentEnvironment()
         guard let paths = try? StorePaths(environment: environment) else { return NapStatus(status: .none) }

@@ -32,15 +32,15 @@ struct Status: ParsableCommand {
 
     func run() throws {
         let format = json ? .json : format
-        // The runtime reads the environment (its folders), without Foundation's ProcessInfo
-        // (0.4 M instructions of each read; issue 23).
-        writePendingHistory()
+        // Read once, by the runtime (not Foundation's ProcessInfo: 0.4 M instructions; issue 23).
+        let environment = NapStatus.currentEnvironment()
+        writePendingHistory(environment: environment)
         guard follow else {
-            writeLine(render(NapStatus.read(), format), to: STDOUT_FILENO)
+            writeLine(render(NapStatus.read(environment: environment), format), to: STDOUT_FILENO)
             return
         }
         var last: String?
-        NapStatus.follow { status in
+        NapStatus.follow(environment: environment) { status in
             let line = render(status, format)
             if line != last {
                 last = line
@@ -121,8 +121,8 @@ struct Status: ParsableCommand {
 
 /// Writes the naps that ended while the history could not be written (a busy database); says so
 /// when some still wait.
-func writePendingHistory() {
-    if let waiting = PendingHistory.flush() { writeLine("snoozefuse: warning: \(waiting)", to: STDERR_FILENO) }
+func writePendingHistory(environment: [String: String]? = nil) {
+    if let waiting = PendingHistory.flush(environment: environment) { writeLine("snoozefuse: warning: \(waiting)", to: STDERR_FILENO) }
 }
 
 /// One command to the running nap, or its guardian, through its control socket.
