@@ -71,11 +71,17 @@ public struct PluginCheckReport: Sendable, Hashable, Codable {
 /// does any end of the child before its verdict, whatever its status (a plugin that calls
 /// `exit(0)` in activate fails `source-create`). When the command returns, none of its children
 /// is left.
+///
+/// A step's time is what passed on the boot clock less what the child's threads spent waiting for
+/// a CPU (``CPUWait``), up to ``busyMachineAllowance`` times the limit: a machine busy with other
+/// work does not fail a plugin, a render that sleeps, blocks or spins is killed at its limit.
 public enum PluginValidation {
     /// How long the host program may take to start before the first step (its own start-up).
     public static let startLimit = Duration.seconds(10)
     /// Room for the child to report its own measurement before the parent's limit kills it.
     static let grace = Duration.milliseconds(250)
+    /// How many times its limit a step may last on the boot clock when the child waited for a CPU.
+    static let busyMachineAllowance = 8
 
     /// Every check of the plugin at `path` (absolute) with `config`, run by the host program at `host`.
     public static func run(path: String, config: String, host: String) -> PluginCheckReport {
@@ -194,7 +200,8 @@ public enum PluginValidation {
         }
         var reader = LineReader(descriptor: output)
         var phase: PluginCheckPhase?
-        var deadline = BootInstant.now.advanced(by: startLimit)
+        var step = (started: BootInstant.now, limit: startLimit, waited: CPUWait.longestThread(of: child.pid) ?? .zero)
+        var deadline = step.started.advanced(by: step.limit)
         var details: [String] = []
         var rendered = 0
         while true {
@@ -207,7 +214,8 @@ public enum PluginValidation {
                 if let next = message.phase {
                     phase = next
                     // A step the child times itself (render, emit) gets room to say so before it is killed.
-                    deadline = BootInstant.now.advanced(by: next.limit + (next == .render || next == .emit ? grace : .zero))
+                    step = (.now, next.limit + (next == .render || next == .emit ? grace : .zero), CPUWait.longestThread(of: child.pid) ?? .zero)
+                    deadline = step.started.advanced(by: step.limit)
                 }
                 if let note = message.note { details.append(note) }
                 if let frames = message.rendered { rendered = frames }
@@ -219,6 +227,15 @@ public enum PluginValidation {
                 }
                 return (PluginCheckResult(name: name.rawValue, verdict: verdict, summary: message.summary ?? "", details: details), message.info)
             case .timedOut:
+                // The time the child waited for a CPU is not counted (up to the allowance).
+                if let waited = CPUWait.longestThread(of: child.pid), waited > step.waited {
+                    let extended = min(step.started.advanced(by: step.limit + (waited - step.waited)),
+                                       step.started.advanced(by: step.limit * busyMachineAllowance))
+                    if extended > .now {
+                        deadline = extended
+                        continue
+                    }
+                }
                 child.terminate()
                 guard let phase else {
                     return result(.fail, "the plugin host program \(host) did not start within \(startLimit.components.seconds) s", details)

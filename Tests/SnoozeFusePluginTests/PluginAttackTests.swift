@@ -398,3 +398,56 @@ struct BuiltInValidationTests {
         #expect(emit?["verdict"] as? String == "pass", "\(with)")
     }
 }
+
+/// The render checks judge the plugin, not how busy the machine is: the time the checking process
+/// waited for a CPU is not counted (a whole run of the suite once failed the tone when its other
+/// tests took both CPUs), while a render that sleeps is killed at its limit as on an idle machine.
+@Suite("plugins check on a busy machine", .serialized)
+struct BusyMachineValidationTests {
+    let snoozefuse = BuiltProducts.executable("snoozefuse").path
+
+    /// The check, run on CPU 0 beside eight processes that spin there: each gets about a ninth of it.
+    func checkOnABusyCPU(_ path: String) throws -> (run: (status: Int32, output: String, signalled: Bool), checks: [String: [String: Any]]) {
+        let taskset = executableInPath("taskset")
+        let spinners = try (0 ..< 8).map { _ in
+            try BackgroundProcess(taskset, ["-c", "0", "sh", "-c", "while :; do :; done"], environment: ProcessInfo.processInfo.environment,
+                                  standardOutput: "/dev/null", standardError: "/dev/null")
+        }
+        defer {
+            for spinner in spinners {
+                spinner.signal(SIGKILL)
+                spinner.wait()
+            }
+        }
+        let run = try runMergingOutput(taskset.path, ["-c", "0", snoozefuse, "plugins", "check", path, "--json"])
+        let report = try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any]
+        var checks: [String: [String: Any]] = [:]
+        for check in report?["checks"] as? [[String: Any]] ?? [] {
+            if let name = check["name"] as? String { checks[name] = check }
+        }
+        return (run, checks)
+    }
+
+    @Test func theToneStillPassesItsRenderChecksAndSaysHowLongItWaited() throws {
+        let (run, checks) = try checkOnABusyCPU(BuiltProducts.folder.appendingPathComponent("libsnoozefuse-tone.so").path)
+        #expect(run.status == 0, "\(run.output)")
+        for name in ["source-render-48000-stereo", "source-render-44100-mono"] {
+            #expect(checks[name]?["verdict"] as? String == "pass", "\(name): \(run.output)")
+            // The CPU was shared nine ways: its wait was long enough to be named.
+            #expect((checks[name]?["summary"] as? String)?.contains("ms waiting for a CPU, not counted), peak 0.80") == true, "\(name): \(run.output)")
+        }
+    }
+
+    @Test func aRenderThatSleepsIsStillKilledAtItsLimit() throws {
+        let folder = try PluginFolder()
+        defer { folder.cleanUp() }
+        let path = try folder.buildC("render-sleep.so", defines: ["RENDER_SLEEP_MS=5000", "PLUGIN_ID=\"org.test.render-sleep\""])
+        let (run, checks) = try checkOnABusyCPU(path)
+        #expect(run.status == 65, "\(run.output)")
+        for name in ["source-render-48000-stereo", "source-render-44100-mono"] {
+            #expect(checks[name]?["verdict"] as? String == "fail", "\(name): \(run.output)")
+            #expect((checks[name]?["summary"] as? String)?.contains("10 s of audio were not rendered within 1000 ms (killed after 0 frames)") == true,
+                    "\(name): \(run.output)")
+        }
+    }
+}
