@@ -224,11 +224,14 @@ struct UserDataCommandTests {
         let seen = try await script { home, seen in
             // A database with a setting, so that there is one to hold.
             seen.numbers["set"] = Double(try home.run(["config", "set", "volume", "70"]).status)
-            let holder = try BackgroundProcess(executableInPath("sh"), ["-c", "(echo 'BEGIN EXCLUSIVE;'; sleep 8) | sqlite3 '\(home.database)'"],
+            // It says when it holds the lock (a file made after BEGIN EXCLUSIVE has returned), and
+            // waits for the lock rather than fail if another command has it at that moment.
+            let held = home.folder.path("held")
+            let holder = try BackgroundProcess(executableInPath("sh"), ["-c", "(echo '.timeout 5000'; echo 'BEGIN EXCLUSIVE;'; echo \".shell touch '\(held)'\"; sleep 8) | sqlite3 -bail '\(home.database)'"],
                                                environment: home.environment, standardOutput: "/dev/null",
                                                standardError: home.folder.path("holder.err"))
             defer { holder.signal(SIGTERM); _ = holder.wait() }
-            usleep(500_000)
+            seen.steps["lock held"] = waitFor(.seconds(20)) { FileManager.default.fileExists(atPath: held) }
             let nap = try home.run(["nap", "--no-hold", "--release", "0", "--nap", "1", "--max", "30", "--ring-limit", "1",
                                     "--device", "null", "--events", "jsonl"])
             seen.numbers["status"] = Double(nap.status)
@@ -253,6 +256,7 @@ struct UserDataCommandTests {
             seen.numbers["naps later"] = Double(try naps().count)
         }
         #expect(seen.numbers["set"] == 0)
+        #expect(seen.steps["lock held"] == true, "sqlite3 did not take the lock: \(seen.texts)")
         #expect(seen.numbers["status"] == 0, "\(seen.texts)")
         #expect(seen.texts["outcome"] == "ring_limit", "\(seen.texts)")
         #expect(abs(seen.numbers["alarm t - due"] ?? 99) < 0.25, "\(seen.texts)")
