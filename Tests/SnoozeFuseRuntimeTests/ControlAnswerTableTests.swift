@@ -43,12 +43,13 @@ struct ControlAnswerTableTests {
             ended.withLock { $0 = true }
             return result
         }
-        // The session's own phase, as the answer sees it (a guard of a few seconds: never reached
-        // is an answer of its own, not a hang).
+        // The session's own phase, as the answer sees it. The guard (a minute) only keeps a session
+        // that never gets there from hanging the run: a few seconds were once not enough when the
+        // other suites held the cooperative pool's two threads.
         func reach(_ wanted: Phase) async -> Bool {
-            for _ in 0 ..< 10_000 where nap.phase != wanted {
+            for _ in 0 ..< 60_000 where nap.phase != wanted {
                 await Task.yield()
-                try? await Task.sleep(for: .microseconds(200))
+                try? await Task.sleep(for: .milliseconds(1))
             }
             return nap.phase == wanted
         }
