@@ -24,7 +24,7 @@ struct ControlAnswerTableTests {
 
     /// A nap with the alarm 5 s after its start (quick-test's 2 s release, then 5 s: a fresh nap
     /// naps from 2 s), brought to `phase`, and the answer to `request` there.
-    func answer(_ request: ControlRequest, holder: Holder, in phase: Where) async -> (ok: Bool, message: String) {
+    func answer(_ request: ControlRequest, holder: Holder, in phase: Where, state: LiveSessionState? = nil) async -> ControlReply {
         let clock = ManualClock()
         var timers = Preset.quickTest.timers
         timers.ringLimit = .seconds(60)
@@ -63,13 +63,13 @@ struct ControlAnswerTableTests {
             nap.send(.snooze(.seconds(120)))
             reached = await reach(.snoozed)
         }
-        let reply = reached ? ControlAnswer.reply(to: request, session: nap, state: nil)
+        let reply = reached ? ControlAnswer.reply(to: request, session: nap, state: state)
             : ControlReply(ok: false, message: "the session never showed \(phase.rawValue) (it shows \(nap.phase.rawValue))", state: nil)
         nap.send(.cancel(interrupted: false))
         while await clock.step(orUntil: { ended.withLock { $0 } }) != nil {}
         _ = await run.value
         await records.value
-        return (reply.ok, reply.message)
+        return reply
     }
 
     @Test("the same answer from a nap and from its guardian", arguments: Where.allCases)
@@ -99,6 +99,22 @@ struct ControlAnswerTableTests {
                 let request = Self.requests.first { $0.0 == name }!.1
                 let got = await answer(request, holder: holder, in: phase)
                 #expect(got.ok == ok && got.message == message, "\(holder) \(phase) \(name): \(got)")
+            }
+        }
+    }
+
+    /// Only `status` carries the live state; every other answer is its few fields.
+    @Test func onlyStatusCarriesTheLiveState() async throws {
+        let text = """
+            {"bootID":"b","detached":false,"holder":"nap","phase":"napping","pid":1,"setup":{"device":"default","fadeInSeconds":0,\
+            "maxSeconds":1,"napSeconds":1,"presetName":"p","releaseSeconds":1,"snoozeSeconds":1,"soundName":"tone","volume":0},\
+            "snoozes":0,"updated":{"bootSeconds":0,"wall":"","wallSeconds":0},"version":1}
+            """
+        let state = try JSONDecoder().decode(LiveSessionState.self, from: Data(text.utf8))
+        for phase in Where.allCases {
+            for (name, request) in Self.requests {
+                let reply = await answer(request, holder: .nap, in: phase, state: state)
+                #expect((reply.state != nil) == (name == "status"), "\(phase) \(name): \(reply)")
             }
         }
     }

@@ -216,8 +216,9 @@ final class ControlServer: Sendable {
 /// How a nap, or the guardian holding it, answers another terminal: the same answer for the same
 /// phase, whoever holds the nap.
 public enum ControlAnswer {
-    /// Answers `request` from `session` (its phase and key prompt); `state` is the live state to
-    /// send along.
+    /// Answers `request` from `session` (its phase and key prompt); `state` is the live state that a
+    /// `status` request gets along. The other answers carry none: no command shows it, and
+    /// encoding and reading it took longer than the answer itself (issue 23).
     public static func reply<C: Clock>(to request: ControlRequest, session: NapSession<C>, state: LiveSessionState?) -> ControlReply
         where C.Duration == Duration {
         let phase = session.phase
@@ -233,10 +234,10 @@ public enum ControlAnswer {
                     let wrong = request.answer == nil ? "" : "wrong answer: "
                     switch prompt.dismissal {
                     case .word:
-                        return ControlReply(ok: false, message: "\(wrong)the alarm stops when its word is typed", state: state,
+                        return ControlReply(ok: false, message: "\(wrong)the alarm stops when its word is typed", state: nil,
                                             needs: .word, word: prompt.word)
                     case .hold, .key:
-                        return ControlReply(ok: false, message: "\(wrong)the alarm stops when a key is held for 3 s", state: state,
+                        return ControlReply(ok: false, message: "\(wrong)the alarm stops when a key is held for 3 s", state: nil,
                                             needs: .hold)
                     }
                 }
@@ -244,28 +245,28 @@ public enum ControlAnswer {
             } else {
                 guard request.confirmed == true else {
                     return ControlReply(ok: false, message: "cancelling the nap needs a confirmation: its alarm will not ring",
-                                        state: state, needs: .confirmation)
+                                        state: nil, needs: .confirmation)
                 }
                 session.send(.cancel(interrupted: false))
                 message = "nap cancelled"
             }
         case .snooze:
             guard phase == .ringing else {
-                return ControlReply(ok: false, message: "nothing to snooze: the nap is \(phase.rawValue)", state: state)
+                return ControlReply(ok: false, message: "nothing to snooze: the nap is \(phase.rawValue)", state: nil)
             }
             session.send(.snooze(request.seconds.map { .milliseconds(Int64($0 * 1000)) }))
             message = "snoozed"
         case .add:
             guard let seconds = request.seconds else {
-                return ControlReply(ok: false, message: "add needs a duration", state: state)
+                return ControlReply(ok: false, message: "add needs a duration", state: nil)
             }
             guard phase == .napping || phase == .snoozed else {
-                return ControlReply(ok: false, message: "no alarm time to move while \(phase.rawValue)", state: state)
+                return ControlReply(ok: false, message: "no alarm time to move while \(phase.rawValue)", state: nil)
             }
             session.send(.adjust(.milliseconds(Int64(seconds * 1000))))
             message = "alarm moved"
         }
-        return ControlReply(ok: true, message: message, state: state)
+        return ControlReply(ok: true, message: message, state: nil)
     }
 
 }
