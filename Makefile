@@ -30,8 +30,9 @@ deps:
 # A new link order is not a source change to the build system: drop the old binary so it relinks.
 build: deps
 	@if [ -e .build/$(CONFIG)/snoozefuse ] && [ $(LINK_ORDER) -nt .build/$(CONFIG)/snoozefuse ]; then rm -f .build/$(CONFIG)/snoozefuse; fi
-	@if [ -d .build/$(CONFIG) ] && [ "$$(cat .build/$(CONFIG)-flags.txt 2>/dev/null)" != "$(RELEASE_FLAGS)" ]; then \
-		find -L .build/$(CONFIG) -name '*.swift.o' -delete; echo "$(RELEASE_FLAGS)" > .build/$(CONFIG)-flags.txt; fi
+	@if [ "$$(cat .build/$(CONFIG)-flags.txt 2>/dev/null)" != "$(RELEASE_FLAGS)" ]; then mkdir -p .build; \
+		if [ -d .build/$(CONFIG) ]; then find -L .build/$(CONFIG) -name '*.swift.o' -delete; fi; \
+		echo "$(RELEASE_FLAGS)" > .build/$(CONFIG)-flags.txt; fi
 	$(SWIFT) build -c $(CONFIG) --product snoozefuse $(RELEASE_FLAGS)
 	$(SWIFT) build -c $(CONFIG) --product snoozefuse-plugin-host $(RELEASE_FLAGS)
 	$(SWIFT) build -c $(CONFIG) --product snoozefuse-guardian $(RELEASE_FLAGS)
