@@ -271,8 +271,11 @@ class Bench:
     # MARK: - The floor (issue 23)
 
     # The shipped binary's flags (the Makefile's RELEASE_FLAGS, less the link order of its own
-    # functions), as swiftc takes them.
-    FLOOR_FLAGS = ["-O", "-wmo", "-static-stdlib", "-Xclang-linker", "-no-pie", "-use-ld=lld"]
+    # functions), as swiftc takes them: the C++ library linked in statically too, no exported
+    # symbols, a section per function.
+    FLOOR_FLAGS = ["-O", "-wmo", "-static-stdlib", "-Xclang-linker", "-no-pie", "-use-ld=lld",
+                   "-L", os.path.join(ROOT, ".build", "static-c++"), "-Xlinker", "--no-export-dynamic",
+                   "-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors", "-Xfrontend", "-function-sections"]
 
     def floor_program(self, name):
         """The floor program `name` (foundation, plain) from Benchmarks/Floor, built once."""
