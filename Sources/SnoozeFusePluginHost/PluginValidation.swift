@@ -72,9 +72,11 @@ public struct PluginCheckReport: Sendable, Hashable, Codable {
 /// `exit(0)` in activate fails `source-create`). When the command returns, none of its children
 /// is left.
 ///
-/// A step's time is what passed on the boot clock less what the child's threads spent waiting for
-/// a CPU (``CPUWait``), up to ``busyMachineAllowance`` times the limit: a machine busy with other
-/// work does not fail a plugin, a render that sleeps, blocks or spins is killed at its limit.
+/// The time at which a step is killed is its limit on the boot clock plus what the child's busiest
+/// thread spent waiting for a CPU (``CPUWait``; each thread against itself at the step's start),
+/// up to ``busyMachineAllowance`` times the limit: a machine busy with other work does not fail a
+/// plugin, a render that sleeps, blocks or spins is killed at its limit. (A plugin whose own
+/// threads keep its render thread waiting can earn itself that allowance, no more.)
 public enum PluginValidation {
     /// How long the host program may take to start before the first step (its own start-up).
     public static let startLimit = Duration.seconds(10)
@@ -200,7 +202,9 @@ public enum PluginValidation {
         }
         var reader = LineReader(descriptor: output)
         var phase: PluginCheckPhase?
-        var step = (started: BootInstant.now, limit: startLimit, waited: CPUWait.longestThread(of: child.pid) ?? .zero)
+        // The step's start, its limit, the room the child gets to report its own measurement, and
+        // what each of the child's threads had waited for a CPU then.
+        var step = (started: BootInstant.now, limit: startLimit, grace: Duration.zero, waits: CPUWait.threads(of: child.pid) ?? [:])
         var deadline = step.started.advanced(by: step.limit)
         var details: [String] = []
         var rendered = 0
@@ -214,8 +218,8 @@ public enum PluginValidation {
                 if let next = message.phase {
                     phase = next
                     // A step the child times itself (render, emit) gets room to say so before it is killed.
-                    step = (.now, next.limit + (next == .render || next == .emit ? grace : .zero), CPUWait.longestThread(of: child.pid) ?? .zero)
-                    deadline = step.started.advanced(by: step.limit)
+                    step = (.now, next.limit, next == .render || next == .emit ? grace : .zero, CPUWait.threads(of: child.pid) ?? [:])
+                    deadline = step.started.advanced(by: step.limit + step.grace)
                 }
                 if let note = message.note { details.append(note) }
                 if let frames = message.rendered { rendered = frames }
@@ -228,13 +232,12 @@ public enum PluginValidation {
                 return (PluginCheckResult(name: name.rawValue, verdict: verdict, summary: message.summary ?? "", details: details), message.info)
             case .timedOut:
                 // The time the child waited for a CPU is not counted (up to the allowance).
-                if let waited = CPUWait.longestThread(of: child.pid), waited > step.waited {
-                    let extended = min(step.started.advanced(by: step.limit + (waited - step.waited)),
-                                       step.started.advanced(by: step.limit * busyMachineAllowance))
-                    if extended > .now {
-                        deadline = extended
-                        continue
-                    }
+                let waited = CPUWait.longestWait(of: child.pid, since: step.waits)
+                let extended = min(step.started.advanced(by: step.limit + step.grace + waited),
+                                   step.started.advanced(by: step.limit * busyMachineAllowance + step.grace))
+                if extended > deadline, extended > .now {
+                    deadline = extended
+                    continue
                 }
                 child.terminate()
                 guard let phase else {

@@ -14,14 +14,24 @@ public enum CPUWait {
         read("/proc/thread-self/schedstat")
     }
 
-    /// The longest any one thread of `process` has waited so far; nil when there is none to read
-    /// (the process has ended, or the kernel does not keep it).
-    public static func longestThread(of process: Int32) -> Duration? {
-        guard let threads = FolderEntries.names(in: "/proc/\(process)/task") else { return nil }
-        var longest: Duration?
-        for thread in threads {
-            guard let waited = read("/proc/\(process)/task/\(thread)/schedstat") else { continue }
-            longest = max(longest ?? waited, waited)
+    /// What each thread of `process` has waited so far, by thread id; nil when there is none to
+    /// read (the process has ended, or the kernel does not keep it).
+    public static func threads(of process: Int32) -> [Int32: Duration]? {
+        guard let names = FolderEntries.names(in: "/proc/\(process)/task") else { return nil }
+        var waits: [Int32: Duration] = [:]
+        for name in names {
+            guard let thread = Int32(name), let waited = read("/proc/\(process)/task/\(name)/schedstat") else { continue }
+            waits[thread] = waited
+        }
+        return waits.isEmpty ? nil : waits
+    }
+
+    /// The most any one thread of `process` has waited since `earlier` (its ``threads(of:)`` then;
+    /// a thread started since counts from zero); zero when nothing can be read.
+    public static func longestWait(of process: Int32, since earlier: [Int32: Duration]) -> Duration {
+        var longest = Duration.zero
+        for (thread, waited) in threads(of: process) ?? [:] {
+            longest = max(longest, waited - (earlier[thread] ?? .zero))
         }
         return longest
     }

@@ -257,3 +257,34 @@ public final class BackgroundProcess: Sendable {
         return signal == 0 ? (status >> 8) & 0xff : 128 + signal
     }
 }
+
+/// Processes that keep one CPU busy, for tests of what a busy machine does: `count` shell loops
+/// pinned to the first CPU this process may use, at the lowest priority (nice 19), so that the
+/// other tests running meanwhile take the CPU before them. Run the program under test with
+/// ``prefix`` to put it on the same CPU at the same priority. Ended with ``stop()``.
+public final class BusyCPU: Sendable {
+    /// `taskset -c CPU nice -n 19`, to run a program beside the spinners.
+    public let prefix: [String]
+    private let spinners: [BackgroundProcess]
+
+    public init(spinners count: Int) throws {
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        let allowed = status.split(separator: "\n").first { $0.hasPrefix("Cpus_allowed_list:") }
+        let cpu = allowed.flatMap { $0.split(separator: ":").last?.trimmingCharacters(in: .whitespaces).split(whereSeparator: { $0 == "-" || $0 == "," }).first }
+            .map(String.init) ?? "0"
+        let prefix = [executableInPath("taskset").path, "-c", cpu, executableInPath("nice").path, "-n", "19"]
+        self.prefix = prefix
+        spinners = try (0 ..< count).map { _ in
+            try BackgroundProcess(URL(fileURLWithPath: prefix[0]), Array(prefix.dropFirst()) + ["sh", "-c", "while :; do :; done"],
+                                  environment: ProcessInfo.processInfo.environment, standardOutput: "/dev/null", standardError: "/dev/null")
+        }
+    }
+
+    /// Kills and reaps the spinners.
+    public func stop() {
+        for spinner in spinners {
+            spinner.signal(SIGKILL)
+            spinner.wait()
+        }
+    }
+}

@@ -402,24 +402,16 @@ struct BuiltInValidationTests {
 /// The render checks judge the plugin, not how busy the machine is: the time the checking process
 /// waited for a CPU is not counted (a whole run of the suite once failed the tone when its other
 /// tests took both CPUs), while a render that sleeps is killed at its limit as on an idle machine.
+/// The check runs on one CPU beside eight processes that spin there, all at nice 19 (the other
+/// suites' processes go first): each gets about a ninth of it.
 @Suite("plugins check on a busy machine", .serialized)
 struct BusyMachineValidationTests {
     let snoozefuse = BuiltProducts.executable("snoozefuse").path
 
-    /// The check, run on CPU 0 beside eight processes that spin there: each gets about a ninth of it.
     func checkOnABusyCPU(_ path: String) throws -> (run: (status: Int32, output: String, signalled: Bool), checks: [String: [String: Any]]) {
-        let taskset = executableInPath("taskset")
-        let spinners = try (0 ..< 8).map { _ in
-            try BackgroundProcess(taskset, ["-c", "0", "sh", "-c", "while :; do :; done"], environment: ProcessInfo.processInfo.environment,
-                                  standardOutput: "/dev/null", standardError: "/dev/null")
-        }
-        defer {
-            for spinner in spinners {
-                spinner.signal(SIGKILL)
-                spinner.wait()
-            }
-        }
-        let run = try runMergingOutput(taskset.path, ["-c", "0", snoozefuse, "plugins", "check", path, "--json"])
+        let busy = try BusyCPU(spinners: 8)
+        defer { busy.stop() }
+        let run = try runMergingOutput(busy.prefix[0], Array(busy.prefix.dropFirst()) + [snoozefuse, "plugins", "check", path, "--json"])
         let report = try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any]
         var checks: [String: [String: Any]] = [:]
         for check in report?["checks"] as? [[String: Any]] ?? [] {
@@ -438,10 +430,13 @@ struct BusyMachineValidationTests {
         }
     }
 
+    /// Each render call sleeps 40 ms: killed at its limit (1 s and the 250 ms grace), it has rendered
+    /// under a second of audio in both formats ("after 0 frames"); had the busy machine's allowance
+    /// let it run to 8 times the limit, it would have rendered several seconds.
     @Test func aRenderThatSleepsIsStillKilledAtItsLimit() throws {
         let folder = try PluginFolder()
         defer { folder.cleanUp() }
-        let path = try folder.buildC("render-sleep.so", defines: ["RENDER_SLEEP_MS=5000", "PLUGIN_ID=\"org.test.render-sleep\""])
+        let path = try folder.buildC("render-sleep.so", defines: ["RENDER_SLEEP_MS=40", "PLUGIN_ID=\"org.test.render-sleep\""])
         let (run, checks) = try checkOnABusyCPU(path)
         #expect(run.status == 65, "\(run.output)")
         for name in ["source-render-48000-stereo", "source-render-44100-mono"] {

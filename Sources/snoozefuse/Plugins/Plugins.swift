@@ -104,8 +104,10 @@ struct PluginsCheck: AsyncParsableCommand {
         source-create (create and activate, 1 s), source-render-48000-stereo and \
         source-render-44100-mono (10 s of audio within 1 s), source-realtime (every system call and \
         malloc of render), and for a pulse emitter emitter-create (1 s) and emitter-emit (each pulse \
-        within 1 s). A check whose process crashes, ends or overruns its time limit fails; time the \
-        check waited for a CPU (a busy machine) is not counted, up to 8 times the limit. A plugin \
+        within 1 s). A check whose process crashes, ends or overruns its time limit fails. Time the \
+        check waited for a CPU (a busy machine) is not counted against the render checks or the limit \
+        at which a step is killed (up to 8 times the limit); each pulse is still timed on the clock. \
+        A plugin \
         that needs a configuration (or a device missing here) is skipped, saying what it needs: give \
         it with --config. The id check fails an id the nap would refuse (the reserved \
         org.snoozefuse. prefix outside the plugins installed with snoozefuse).
