@@ -35,9 +35,10 @@ deps:
 
 # A new link order is not a source change to the build system: drop the old binary so it relinks.
 build: deps
-	@archive="$$(clang -print-file-name=libstdc++.a)"; if [ ! -f "$$archive" ]; then \
-		echo "make: libstdc++.a (the static C++ library) is missing: apt-get install libstdc++-12-dev" >&2; exit 69; fi; \
-		mkdir -p $(STATIC_CXX) && ln -sfn "$$archive" $(STATIC_CXX)/libstdc++.a
+	@clang="$$(dirname "$$(command -v $(SWIFT))")/clang"; [ -x "$$clang" ] || clang=cc; \
+		archive="$$("$$clang" -print-file-name=libstdc++.a)"; if [ ! -f "$$archive" ]; then \
+		echo "make: libstdc++.a (the static C++ library) is missing ($$clang -print-file-name=libstdc++.a): apt-get install libstdc++-12-dev" >&2; exit 69; fi; \
+		mkdir -p "$(STATIC_CXX)" && ln -sfn "$$archive" "$(STATIC_CXX)/libstdc++.a"
 	@if [ -e .build/$(CONFIG)/snoozefuse ] && [ $(LINK_ORDER) -nt .build/$(CONFIG)/snoozefuse ]; then rm -f .build/$(CONFIG)/snoozefuse; fi
 	@if [ "$$(cat .build/$(CONFIG)-flags.txt 2>/dev/null)" != "$(RELEASE_FLAGS)" ]; then mkdir -p .build; \
 		if [ -d .build/$(CONFIG) ]; then find -L .build/$(CONFIG) -name '*.swift.o' -delete; fi; \

@@ -218,7 +218,7 @@ final class ControlServer: Sendable {
 public enum ControlAnswer {
     /// Answers `request` from `session` (its phase and key prompt); `state` is the live state that a
     /// `status` request gets along. The other answers carry none: no command shows it, and
-    /// encoding and reading it took longer than the answer itself (issue 23).
+    /// encoding it was a quarter of the nap's work per `add` (2.35 -> 1.75 ms of CPU; issue 23).
     public static func reply<C: Clock>(to request: ControlRequest, session: NapSession<C>, state: LiveSessionState?) -> ControlReply
         where C.Duration == Duration {
         let phase = session.phase
