@@ -359,7 +359,8 @@ class Bench:
         self.notes.append(f"The shared libraries every start of snoozefuse loads (DT_NEEDED): {', '.join(names)}, and what they "
                           f"need in turn. {lazily}")
         self.notes.append("The floor programs are Benchmarks/Floor/floor-foundation.swift and floor-plain.swift, built with "
-                          f"`swiftc {' '.join(self.FLOOR_FLAGS)}` (the shipped binary's flags: a static Swift runtime, no PIE, lld). "
+                          f"`swiftc {' '.join(os.path.relpath(flag, ROOT) if flag.startswith(ROOT) else flag for flag in self.FLOOR_FLAGS)}` "
+                          "(the shipped binary's flags: a static Swift runtime and C++ library, no PIE, lld). "
                           "Every start-up and memory row that names the floor is a ratio to the Foundation one, measured in the same run.")
 
     # MARK: - Sections
