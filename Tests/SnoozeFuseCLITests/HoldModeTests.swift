@@ -49,7 +49,14 @@ for step in script.split(","):
     seconds = float(seconds)
     if kind == "hold":
         end = time.monotonic() + seconds
+        last = None
         while time.monotonic() < end:
+            now = time.monotonic()
+            # A stand-in for a key's autorepeat that could not run for half a release gap did not
+            # hold the key: it says so, and the run says nothing about the program.
+            if last is not None and now - last > 0.5:
+                sys.stderr.write("driver starved: no key for %.2f s while holding\n" % (now - last))
+            last = now
             os.write(fd, b" ")
             drain(0.04)
     else:
@@ -96,9 +103,17 @@ struct PtyRun {
 @Suite("snoozefuse nap in hold mode, on a real pty")
 struct HoldModeTests {
     @Test func holdingReleasingAndReHoldingDriveTheSession() async throws {
-        let pty = try PtyRun()
+        // The driver's key repeat must itself keep time: a run in which it was starved (a busy
+        // machine held it past half a release gap) is run again, at most three times in all.
+        var pty = try PtyRun()
+        var result = try await pty.napOnPty("hold:1.5,wait:1.5,hold:0.5")
+        for _ in 0 ..< 2 where result.standardError.contains("driver starved") {
+            pty.cleanUp()
+            pty = try PtyRun()
+            result = try await pty.napOnPty("hold:1.5,wait:1.5,hold:0.5")
+        }
         defer { pty.cleanUp() }
-        let result = try await pty.napOnPty("hold:1.5,wait:1.5,hold:0.5")
+        #expect(!result.standardError.contains("driver starved"), "the key repeat never kept time: \(result.standardError)")
         let events = pty.events
         #expect(result.status == 0, "driver: \(result.standardOutput) \(result.standardError)")
         #expect(result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "snoozefuse's exit status")
