@@ -38,7 +38,7 @@ public final class SoundPreview: Sendable {
         (records, feed) = AsyncStream.makeStream(of: SessionRecord.self, bufferingPolicy: .unbounded)
     }
 
-    /// Plays for ``length``, then stops; ``records`` ends when it has.
+    /// Plays for ``length`` once the output has started, then stops; ``records`` ends when it has.
     public func run() async {
         let clock = loop.clock
         let origin = clock.now
@@ -63,7 +63,9 @@ public final class SoundPreview: Sendable {
         started.output = report.output
         started.latenessMs = report.lateness.map(SessionRecord.milliseconds)
         feed.yield(started)
-        try? await clock.sleep(until: origin.advanced(by: length))
+        // The length is heard from the first frame on: opening the device and preparing the sound
+        // (a built-in one is synthesised) come before it and are not counted.
+        try? await clock.sleep(until: clock.now.advanced(by: length))
         await output.stop()
         await output.finish()
         await changes.value
