@@ -100,8 +100,9 @@ private struct WatchedRun {
                 now = max(now, input)
                 inputWatchSince = nil
             } else if let idle = idleFires {
-                // Input before it fires resets the spell.
-                if let input = desktop.inputs.first(where: { $0 > now && $0 < idle }) {
+                // Input before it fires resets the spell, and so does input at the instant it
+                // would fire: `Desktop.idle(at:)` counts that input, so the idle time there is 0.
+                if let input = desktop.inputs.first(where: { $0 > now && $0 <= idle }) {
                     apply([.timeElapsed], at: input)
                     now = input
                     continue
@@ -252,17 +253,33 @@ struct IdleHoldTests {
     @Test func watchedAnyDesktopReleasesOnlyAfterIdleAfterAndReadsOncePerRelease() async {
         await propertyCheck(input: Gen.int(in: 1 ... 20), Gen.int(in: 0 ... 30_000).array(of: 0 ... 40), Gen.int(in: 0 ... 400)) {
             idleSeconds, offsets, delay in
-            let idleAfter = Duration.seconds(idleSeconds)
-            let desktop = Desktop(inputs: [at(0)] + offsets.sorted().map { at(Double($0) / 1000) })
-            var run = WatchedRun(timers: SessionTimers(release: .seconds(3), nap: .seconds(3), max: .seconds(90)), idleAfter: idleAfter)
-            run.replyDelay = .milliseconds(delay)
-            run.go(desktop, until: at(100))
-            let releases = run.holds.filter { $0.0 == .holdEnded }
-            for (_, when) in releases { #expect(desktop.idle(at: when) >= idleAfter) }
-            for (event, when) in run.holds.dropFirst() where event == .holdBegan {
-                #expect(desktop.inputs.contains { $0 <= when && $0.duration(to: when) <= .milliseconds(delay) }, "a new hold at \(when) follows an input")
-            }
-            #expect(run.reads.count <= 1 + releases.count)
+            checkWatched(idleSeconds: idleSeconds, offsets: offsets, delay: delay)
         }
+    }
+
+    /// A counterexample the property found (seed 7mueEdRzXy5daDe8aU1yyrkxmDAB317h10KDxT4zJ+o=):
+    /// the last input comes exactly --idle-after after the one before, at the instant the idle
+    /// watch would fire. The desktop counts that input, so no quiet spell reached --idle-after and
+    /// the hold goes on; it ends --idle-after later.
+    @Test func watchedInputAtTheInstantTheIdleWatchWouldFireKeepsTheHold() {
+        checkWatched(idleSeconds: 1, offsets: [0, 370, 4369, 8368, 12367, 16366, 17366], delay: 0)
+        var run = WatchedRun(timers: SessionTimers(release: .seconds(3), nap: .seconds(3), max: .seconds(90)), idleAfter: .seconds(1))
+        run.go(Desktop(inputs: [at(0), at(0.5), at(1.5)]), until: at(100))
+        #expect(run.holds.map(\.0) == [.holdBegan, .holdEnded])
+        #expect(run.holds.map(\.1) == [at(0), at(2.5)])
+    }
+
+    private func checkWatched(idleSeconds: Int, offsets: [Int], delay: Int) {
+        let idleAfter = Duration.seconds(idleSeconds)
+        let desktop = Desktop(inputs: [at(0)] + offsets.sorted().map { at(Double($0) / 1000) })
+        var run = WatchedRun(timers: SessionTimers(release: .seconds(3), nap: .seconds(3), max: .seconds(90)), idleAfter: idleAfter)
+        run.replyDelay = .milliseconds(delay)
+        run.go(desktop, until: at(100))
+        let releases = run.holds.filter { $0.0 == .holdEnded }
+        for (_, when) in releases { #expect(desktop.idle(at: when) >= idleAfter, "a release at \(when)") }
+        for (event, when) in run.holds.dropFirst() where event == .holdBegan {
+            #expect(desktop.inputs.contains { $0 <= when && $0.duration(to: when) <= .milliseconds(delay) }, "a new hold at \(when) follows an input")
+        }
+        #expect(run.reads.count <= 1 + releases.count)
     }
 }
