@@ -38,11 +38,15 @@ public struct ControlIntake<Instant: InstantProtocol>: Sendable where Instant.Du
         self.capacity = max(capacity, 1)
     }
 
+    // Closures, not key paths, in this type's code: a key path through a generic type is made anew
+    // at every use, its types looked up by mangled name, which was a third of a nap's CPU per
+    // control answer (issue 23).
+
     /// The connections waiting for their request, oldest first.
-    public var open: [Int32] { waiting.sorted { $0.value.order < $1.value.order }.map(\.key) }
+    public var open: [Int32] { waiting.sorted { $0.value.order < $1.value.order }.map { $0.key } }
 
     /// When the next connection runs out of time.
-    public var nextDeadline: Instant? { waiting.values.map(\.deadline).min() }
+    public var nextDeadline: Instant? { waiting.values.map { $0.deadline }.min() }
 
     /// `id` was accepted at `now`. Returns the connections to drop to make room (the oldest).
     public mutating func accepted(_ id: Int32, at now: Instant) -> [Int32] {
@@ -86,7 +90,7 @@ public struct ControlIntake<Instant: InstantProtocol>: Sendable where Instant.Du
 
     /// The connections whose time is up at `now`, no longer tracked.
     public mutating func expire(at now: Instant) -> [Int32] {
-        let late = waiting.filter { $0.value.deadline <= now }.sorted { $0.value.order < $1.value.order }.map(\.key)
+        let late = waiting.filter { $0.value.deadline <= now }.sorted { $0.value.order < $1.value.order }.map { $0.key }
         for id in late { waiting[id] = nil }
         return late
     }

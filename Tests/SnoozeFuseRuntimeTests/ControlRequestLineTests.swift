@@ -54,6 +54,39 @@ struct ControlRequestLineTests {
         }
     }
 
+    /// The nap answers with ``ControlReply/jsonLine``: JSONDecoder (a script's reader) and Core's
+    /// reader (the commands') read every kind of reply back as it was, the live state included.
+    @Test func everyKindOfReplyReadsBackAsItWas() throws {
+        let text = """
+            {"bootID":"b","detached":false,"holder":"nap","phase":"napping","pid":1,"setup":{"device":"default","fadeInSeconds":0,\
+            "maxSeconds":1,"napSeconds":1,"presetName":"p","releaseSeconds":1,"snoozeSeconds":1,"soundName":"tone","volume":0},\
+            "snoozes":0,"updated":{"bootSeconds":0,"wall":"","wallSeconds":0},"version":1}
+            """
+        let state = try JSONDecoder().decode(LiveSessionState.self, from: Data(text.utf8))
+        var replies = [
+            ControlReply(ok: true, message: "napping", state: state), ControlReply(ok: true, message: "alarm moved", state: nil),
+            ControlReply(ok: false, message: "wrong answer: the alarm stops when its word is typed", state: nil, needs: .word, word: "lantern"),
+            ControlReply(ok: false, message: "the alarm stops when a key is held for 3 s", state: nil, needs: .hold),
+            ControlReply(ok: false, message: "cancelling the nap needs a confirmation", state: nil, needs: .confirmation),
+            ControlReply(ok: false, message: #"not a request: expected one JSON object such as {"command":"stop"}"#, state: nil),
+        ]
+        var random = SeededRandom(seed: 0x5EED_2026_1128)
+        for _ in 0 ..< 300 {
+            var message = String.UnicodeScalarView(), word = String.UnicodeScalarView()
+            for _ in 0 ..< random.next() % 20 { Unicode.Scalar(UInt32(random.next() % 0x11_0000)).map { message.append($0) } }
+            for _ in 0 ..< random.next() % 6 { Unicode.Scalar(UInt32(random.next() % 0x80)).map { word.append($0) } }
+            replies.append(ControlReply(ok: random.next() % 2 == 0, message: String(message), state: nil,
+                                        needs: random.next() % 2 == 0 ? .word : nil, word: random.next() % 2 == 0 ? String(word) : nil))
+        }
+        for reply in replies {
+            let line = reply.jsonLine
+            #expect(!line.contains("\n"), "one line: \(line)")
+            #expect(try JSONDecoder().decode(ControlReply.self, from: Data(line.utf8)) == reply, "\(line)")
+            let fields = try JSONValue(parsing: line)
+            #expect(fields.member("ok") == .bool(reply.ok) && fields.member("message") == .string(reply.message), "\(line)")
+        }
+    }
+
     @Test func aLengthThatIsNotANumberHasNoLine() {
         #expect(ControlRequest(.add, seconds: .nan).jsonLine == nil)
         #expect(ControlRequest(.add, seconds: .infinity).jsonLine == nil)

@@ -314,7 +314,7 @@ public final class LiveNap: Sendable {
         history = NapHistoryLog(paths: paths)
         // Other terminals of this user reach the nap here; without the socket the nap still runs.
         do {
-            control = try ControlServer(socket: paths.controlSocket(), loop: loop) { [weak session] request in
+            control = try ControlServer(socket: paths.controlSocket()) { [weak session] request in
                 guard let session else { return ControlReply(ok: false, message: "the nap has ended", state: nil) }
                 return ControlAnswer.reply(to: request, session: session, state: keeper.current)
             }

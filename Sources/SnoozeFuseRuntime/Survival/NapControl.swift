@@ -88,19 +88,39 @@ public struct ControlReply: Codable, Sendable, Hashable {
     }
 }
 
+extension ControlReply {
+    /// The reply as one line of JSON, keys sorted (as JSONEncoder's `.sortedKeys` writes them).
+    /// Written here rather than by JSONEncoder, which looked up its generic types by name on every
+    /// answer (issue 23); only a `status` answer's live state is still encoded by it. A test reads
+    /// every kind of reply back with JSONDecoder.
+    public var jsonLine: String {
+        var line = #"{"message":"# + JSONValue.quoted(message)
+        if let needs { line += #","needs":"# + JSONValue.quoted(needs.rawValue) }
+        line += #","ok":"# + (ok ? "true" : "false")
+        if let state { line += #","state":"# + String(decoding: state.encoded(), as: UTF8.self) }
+        if let word { line += #","word":"# + JSONValue.quoted(word) }
+        return line + "}"
+    }
+}
+
 /// Serves a running nap to the other terminals of its user, on a Unix socket in the runtime folder
 /// (folder 0700, socket 0600). A connection from another uid is refused (`SO_PEERCRED`). No client
 /// can hold the nap or another client up: every connection is read at once, side by side
 /// (``ControlIntake``), and one that has not sent its request line within a second is dropped, as
-/// is the oldest waiting one when 32 wait. Connections are served on a thread of their own; the
-/// request is answered on the nap's event loop.
+/// is the oldest waiting one when 32 wait.
+///
+/// Connections are served, and requests answered, on a thread of their own. An answer reads the
+/// session's phase and hands it a command, both behind the session's lock and neither waiting, so
+/// it needs nothing from the nap's event loop: a loop busy saving the state after the last `add`
+/// does not hold up the next one, and an answer costs no hop to the loop and back (two thread
+/// wake-ups; issue 23).
 final class ControlServer: Sendable {
     let path: String
     private let listener: Int32
     private let running = Locked(true)
 
-    /// Listens at `socket`; each request is answered by `answer` on `loop`.
-    init(socket: URL, loop: EventLoop, answer: @escaping @Sendable (ControlRequest) async -> ControlReply) throws(NapSetupError) {
+    /// Listens at `socket`; each request is answered by `answer`, on the server's thread.
+    init(socket: URL, answer: @escaping @Sendable (ControlRequest) -> ControlReply) throws(NapSetupError) {
         path = socket.path
         do {
             try PrivateFolder.ensure(socket.deletingLastPathComponent())
@@ -159,13 +179,11 @@ final class ControlServer: Sendable {
                     case .tooLong:
                         finish(entry.fd, with: ControlReply(ok: false, message: "not a request: its line is longer than \(intake.lineLimit) bytes", state: nil))
                     case .request(let line):
-                        guard let request = try? JSONDecoder().decode(ControlRequest.self, from: Data(line.utf8)) else {
+                        guard let request = try? JSONValueDecoder().decode(ControlRequest.self, from: line) else {
                             finish(entry.fd, with: ControlReply(ok: false, message: "not a request: expected one JSON object such as {\"command\":\"stop\"}", state: nil))
                             continue
                         }
-                        let reply = (try? loop.runBlocking { await answer(request) })
-                            ?? ControlReply(ok: false, message: "the nap did not answer", state: nil)
-                        finish(entry.fd, with: reply)
+                        finish(entry.fd, with: answer(request))
                     }
                 }
                 for late in intake.expire(at: .now) {
@@ -204,12 +222,9 @@ final class ControlServer: Sendable {
 
     /// Writes `reply` (waiting at most a second for a client that does not read).
     private static func reply(_ connection: Int32, _ reply: ControlReply) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(reply) else { return }
         UnixSocket.setNonBlocking(connection, false)
         UnixSocket.setTimeLimit(connection, .seconds(1))
-        UnixSocket.writeLine(connection, String(decoding: data, as: UTF8.self))
+        UnixSocket.writeLine(connection, reply.jsonLine)
     }
 }
 
