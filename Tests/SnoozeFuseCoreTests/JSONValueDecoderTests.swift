@@ -36,6 +36,16 @@ struct JSONValueDecoderTests {
         var nested: [[Int]]
         var table: [String: Double]?
         var defaulted = 7
+        // An optional of each kind the decoder reads by its own decodeIfPresent.
+        var maybeFlag: Bool?
+        var maybeDouble: Double?
+        var maybeFloat: Float?
+        var maybeInt: Int?
+        var maybeInt32: Int32?
+        var maybeUInt8: UInt8?
+        var maybeUInt64: UInt64?
+        var maybeInner: Inner?
+        var maybeAbsent: Int16?
     }
 
     /// The members of a document with every kind of value, as written.
@@ -45,6 +55,8 @@ struct JSONValueDecoderTests {
         ("uint16", "65535"), ("uint32", "4294967295"), ("uint64", "18446744073709551615"), ("optional", "null"), ("mood", #""loud""#),
         ("moods", #"["calm","loud"]"#), ("inner", #"{"name":"x"}"#), ("inners", #"[{"name":"y","level":3},{"name":"z","level":null}]"#),
         ("nested", "[[1],[],[2,3]]"), ("table", #"{"a":1,"b":2.5}"#), ("defaulted", "8"), ("unknown", #"{"ignored":[1,2]}"#),
+        ("maybeFlag", "false"), ("maybeDouble", "2.5"), ("maybeFloat", "null"), ("maybeInt", "-3"), ("maybeInt32", "4.0e1"),
+        ("maybeUInt8", "200"), ("maybeUInt64", "18446744073709551615"), ("maybeInner", #"{"name":"m","level":-1}"#),
     ]
 
     static func document(_ members: [(key: String, value: String)]) -> String {
@@ -105,6 +117,12 @@ struct JSONValueDecoderTests {
             Issue.record("decoded a number as a name")
         } catch let DecodingError.typeMismatch(_, context) {
             #expect(context.codingPath.map(\.stringValue) == ["Index 1", "name"])
+        }
+        do {
+            _ = try JSONValueDecoder().decode([Inner].self, from: #"[{"name":"x","level":1000}]"#)
+            Issue.record("decoded 1000 as an Int8")
+        } catch let DecodingError.dataCorrupted(context) {
+            #expect(context.codingPath.map(\.stringValue) == ["Index 0", "level"], "an optional's path too")
         }
         do {
             _ = try JSONValueDecoder().decode(Inner.self, from: #"{"level":1}"#)

@@ -65,32 +65,32 @@ extension JSONValue {
         return .typeMismatch(type, context(path, "expected \(type), found \(kind)"))
     }
 
-    fileprivate func bool(_ path: [any CodingKey]) throws -> Bool {
-        guard case .bool(let value) = self else { throw mismatch(Bool.self, path) }
+    fileprivate func bool(_ path: @autoclosure () -> [any CodingKey]) throws -> Bool {
+        guard case .bool(let value) = self else { throw mismatch(Bool.self, path()) }
         return value
     }
 
-    fileprivate func string(_ path: [any CodingKey]) throws -> String {
-        guard case .string(let value) = self else { throw mismatch(String.self, path) }
+    fileprivate func string(_ path: @autoclosure () -> [any CodingKey]) throws -> String {
+        guard case .string(let value) = self else { throw mismatch(String.self, path()) }
         return value
     }
 
-    fileprivate func double(_ path: [any CodingKey]) throws -> Double {
-        guard case .number(let text) = self, let value = Double(text), value.isFinite else { throw mismatch(Double.self, path) }
+    fileprivate func double(_ path: @autoclosure () -> [any CodingKey]) throws -> Double {
+        guard case .number(let text) = self, let value = Double(text), value.isFinite else { throw mismatch(Double.self, path()) }
         return value
     }
 
-    fileprivate func float(_ path: [any CodingKey]) throws -> Float {
-        guard case .number(let text) = self, let value = Float(text), value.isFinite else { throw mismatch(Float.self, path) }
+    fileprivate func float(_ path: @autoclosure () -> [any CodingKey]) throws -> Float {
+        guard case .number(let text) = self, let value = Float(text), value.isFinite else { throw mismatch(Float.self, path()) }
         return value
     }
 
     /// An integer written as one (`42`), or as a number that is exactly one (`42.0`, `4.2e1`).
-    fileprivate func integer<T: FixedWidthInteger>(_ path: [any CodingKey]) throws -> T {
-        guard case .number(let text) = self else { throw mismatch(T.self, path) }
+    fileprivate func integer<T: FixedWidthInteger>(_ path: @autoclosure () -> [any CodingKey]) throws -> T {
+        guard case .number(let text) = self else { throw mismatch(T.self, path()) }
         if let value = T(text, radix: 10) { return value }
         guard let double = Double(text), let value = T(exactly: double) else {
-            throw DecodingError.dataCorrupted(context(path, "\(text) is not a \(T.self)"))
+            throw DecodingError.dataCorrupted(context(path(), "\(text) is not a \(T.self)"))
         }
         return value
     }
@@ -165,6 +165,37 @@ private struct ObjectContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         try T(from: ValueDecoding(value: value(key), codingPath: path(key)))
+    }
+
+    // decodeIfPresent for each type, rather than the standard library's default: that one is
+    // generic code reached through the container's box, which looked up `Optional<T>`'s metadata
+    // at every optional field (a fifth of `status` reading the live state; issue 23). The same
+    // answers: nil for a key that is absent or null.
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try present(key)?.bool(path(key)) }
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try present(key)?.string(path(key)) }
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try present(key)?.double(path(key)) }
+    func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try present(key)?.float(path(key)) }
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try present(key)?.integer(path(key)) }
+    func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try present(key)?.integer(path(key)) }
+    func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try present(key)?.integer(path(key)) }
+    func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try present(key)?.integer(path(key)) }
+    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try present(key)?.integer(path(key)) }
+    func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { try present(key)?.integer(path(key)) }
+    func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { try present(key)?.integer(path(key)) }
+    func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try present(key)?.integer(path(key)) }
+    func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try present(key)?.integer(path(key)) }
+    func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try present(key)?.integer(path(key)) }
+
+    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        guard let value = present(key) else { return nil }
+        return try T(from: ValueDecoding(value: value, codingPath: path(key)))
+    }
+
+    /// The value of `key` unless it is absent or null.
+    private func present(_ key: Key) -> JSONValue? {
+        guard let value = lookup(key) else { return nil }
+        if case .null = value { return nil }
+        return value
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
