@@ -162,24 +162,63 @@ public final class NapLock: Sendable {
     public static func isHeld(_ url: URL) -> Bool? { isHeld(path: url.path) }
 
     /// Whether a process holds a `flock` on the file at `path` (see ``isHeld(_:)``).
-    public static func isHeld(path: String) -> Bool? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return false }
-        guard let text = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return nil }
+    public static func isHeld(path: String) -> Bool? { areHeld(paths: [path])[0] }
+
+    /// ``isHeld(_:)`` for each of `paths`, from one reading of the kernel's list (`status` asks
+    /// for the nap's lock and its guardian's).
+    ///
+    /// The list is read and scanned as bytes: `String(contentsOfFile:)` and `split` on it were a
+    /// sixth of `status`'s instructions, read twice (issue 23).
+    public static func areHeld(paths: [String]) -> [Bool?] {
         // `1: FLOCK  ADVISORY  WRITE 4242 00:2e:123456 0 EOF`: the device as hex major:minor, the inode.
-        let dev = UInt64(info.st_dev)
-        let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & ~UInt64(0xfff))
-        let minor = (dev & 0xff) | ((dev >> 12) & ~UInt64(0xff))
-        // Not String(format:): its first use sets up Foundation's formatting (about 8 ms of a
-        // `status` that takes 17 ms in all, measured on the benchmark machine).
-        func hex(_ value: UInt64) -> String {
-            let digits = String(value, radix: 16)
-            return digits.count < 2 ? "0" + digits : digits
+        let devices: [[UInt8]?] = paths.map { path in
+            var info = stat()
+            guard stat(path, &info) == 0 else { return nil }
+            let dev = UInt64(info.st_dev)
+            let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & ~UInt64(0xfff))
+            let minor = (dev & 0xff) | ((dev >> 12) & ~UInt64(0xff))
+            // Not String(format:): its first use sets up Foundation's formatting (about 8 ms of a
+            // `status` that takes 17 ms in all, measured on the benchmark machine).
+            func hex(_ value: UInt64) -> String {
+                let digits = String(value, radix: 16)
+                return digits.count < 2 ? "0" + digits : digits
+            }
+            return Array("\(hex(major)):\(hex(minor)):\(UInt64(info.st_ino))".utf8)
         }
-        let device = "\(hex(major)):\(hex(minor)):\(UInt64(info.st_ino))"
-        return text.split(separator: "\n").contains { line in
-            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            return fields.count >= 6 && fields[1] == "FLOCK" && fields[5] == device
+        // A file that does not exist is not held.
+        var held: [Bool?] = devices.map { $0 == nil ? false : nil }
+        guard devices.contains(where: { $0 != nil }), let list = kernelLocks() else { return held }
+        for index in held.indices where devices[index] != nil { held[index] = false }
+        var fields: [ArraySlice<UInt8>] = []
+        for line in list.split(separator: UInt8(ascii: "\n")) {
+            fields.removeAll(keepingCapacity: true)
+            for field in line.split(separator: UInt8(ascii: " ")) {
+                fields.append(field)
+                if fields.count == 6 { break }
+            }
+            guard fields.count == 6, fields[1].elementsEqual("FLOCK".utf8) else { continue }
+            for (index, device) in devices.enumerated() where device.map({ fields[5].elementsEqual($0) }) == true {
+                held[index] = true
+            }
+        }
+        return held
+    }
+
+    /// `/proc/locks`, or nil when it cannot be read.
+    private static func kernelLocks() -> [UInt8]? {
+        let fd = open("/proc/locks", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var list: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16_384)
+        while true {
+            let count = Glibc.read(fd, &chunk, chunk.count)
+            if count < 0 {
+                if errno == EINTR { continue }
+                return nil
+            }
+            if count == 0 { return list }
+            list.append(contentsOf: chunk[0 ..< count])
         }
     }
 }

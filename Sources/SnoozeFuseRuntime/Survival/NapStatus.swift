@@ -79,8 +79,9 @@ public struct NapStatus: Sendable, Hashable, Encodable {
         // list of locks cannot be read, the process ids decide.
         let bootID = currentBootID()
         let sameBoot = live.bootID == bootID
-        let holderAlive = sameBoot && (NapLock.isHeld(path: paths.napLockPath) ?? isAlive(live.pid))
-        let guardianAlive = sameBoot && (NapLock.isHeld(path: paths.guardianLockPath) ?? live.guardianPid.map(isAlive) == true)
+        let held = sameBoot ? NapLock.areHeld(paths: [paths.napLockPath, paths.guardianLockPath]) : [false, false]
+        let holderAlive = sameBoot && (held[0] ?? isAlive(live.pid))
+        let guardianAlive = sameBoot && (held[1] ?? live.guardianPid.map(isAlive) == true)
         var status = NapStatus(live, now: BootInstant.now, wallNow: Date(), bootID: bootID,
                                holderAlive: holderAlive, guardianAlive: guardianAlive)
         status.damage = damage
