@@ -29,6 +29,10 @@ public struct StorePaths: Sendable, Hashable {
         statePath = state.path
     }
 
+    /// The variables the paths are found by: ``init(environment:)``'s and
+    /// ``controlSocketPath(environment:)``'s.
+    public static let environmentVariables = ["HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR"]
+
     /// The paths for `environment` (normally the process environment).
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) throws(StoreError) {
         func base(_ variable: String, _ fallback: String) throws(StoreError) -> String {

@@ -49,9 +49,13 @@ public struct NapStatus: Sendable, Hashable, Encodable {
     /// from the copy of the last good state beside it, or is `damaged`).
     public var damage: String?
 
-    /// This process's environment, read by bytes, not through Foundation's ProcessInfo (0.4 M of
-    /// `status`'s instructions; issue 23): read once by a command that makes several calls below.
-    public static func currentEnvironment() -> [String: String] { ProcessSpawn.currentEnvironment() }
+    /// What of this process's environment the calls below read: HOME and the XDG folders
+    /// (``StorePaths/environmentVariables``), for a command that makes several of them. Read one by
+    /// one: not through Foundation's ProcessInfo (0.4 M of `status`'s instructions), nor every
+    /// variable into a dictionary (0.1 M with a desktop session's environment; issue 23).
+    public static func currentEnvironment() -> [String: String] {
+        ProcessSpawn.currentEnvironment(only: StorePaths.environmentVariables)
+    }
 
     /// Reads the live state of this user's nap. Without an environment, this process's
     /// (``currentEnvironment()``), as the other calls of the short commands do.

@@ -123,6 +123,17 @@ public enum ProcessSpawn {
         return environment
     }
 
+    /// The variables `names` of this process's environment, those that are set (the first of a
+    /// name set twice, as ``currentEnvironment()``), read one by one: for a command that needs
+    /// only these, without reading every variable into a dictionary.
+    public static func currentEnvironment(only names: [String]) -> [String: String] {
+        var environment: [String: String] = [:]
+        for name in names {
+            if let value = getenv(name) { environment[name] = String(cString: value) }
+        }
+        return environment
+    }
+
     /// Waits for child `pid` to end, at most `limit` (on CLOCK_BOOTTIME), and reaps it. Returns its
     /// `waitpid` status, or nil when it is still running after `limit` (it is then left as it is).
     /// Sleeps in `poll` on a pidfd (no busy waiting); where the kernel has no pidfd, looks every 20 ms.

@@ -125,14 +125,16 @@ func writePendingHistory(environment: [String: String]? = nil) {
     if let waiting = PendingHistory.flush(environment: environment) { writeLine("snoozefuse: warning: \(waiting)", to: STDERR_FILENO) }
 }
 
-/// One command to the running nap, or its guardian, through its control socket.
+/// One command to the running nap, or its guardian, through its control socket; `environment`
+/// (HOME and the XDG folders) says where they are.
 @discardableResult
-func sendToNap(_ request: ControlRequest) throws -> ControlReply {
+func sendToNap(_ request: ControlRequest, environment: [String: String] = NapStatus.currentEnvironment()) throws -> ControlReply {
     let reply: ControlReply
     do {
-        reply = try NapControl.send(request)
+        reply = try NapControl.send(request, environment: environment)
     } catch {
-        if case .noNap = error, request.command == .stop, [.interrupted, .damaged].contains(NapStatus.read().status) {
+        if case .noNap = error, request.command == .stop,
+           [.interrupted, .damaged].contains(NapStatus.read(environment: environment).status) {
             // Nobody holds an interrupted nap: stopping it means forgetting it (the history keeps it).
             let (restored, warning) = NapStatus.forgetInterrupted()
             for line in restored { writeLine("snoozefuse: \(line)", to: STDERR_FILENO) }
@@ -169,8 +171,9 @@ struct Stop: ParsableCommand {
     var yes = false
 
     func run() throws {
-        writePendingHistory()
-        var reply = try sendToNap(ControlRequest(.stop, confirmed: yes ? true : nil))
+        let environment = NapStatus.currentEnvironment()
+        writePendingHistory(environment: environment)
+        var reply = try sendToNap(ControlRequest(.stop, confirmed: yes ? true : nil), environment: environment)
         guard let needs = reply.needs else { return }
         let terminal = isatty(STDIN_FILENO) == 1 && isatty(STDERR_FILENO) == 1
         var request = ControlRequest(.stop, confirmed: yes ? true : nil)
@@ -201,7 +204,7 @@ struct Stop: ParsableCommand {
             writeLine("snoozefuse: hold any key for 3 s to stop the alarm…", to: STDERR_FILENO)
             request.answer = keys.waitForHold(limit: .seconds(15)) ? "held" : nil
         }
-        reply = try sendToNap(request)
+        reply = try sendToNap(request, environment: environment)
         if reply.needs != nil {
             writeLine("snoozefuse: \(reply.message); the alarm goes on.", to: STDERR_FILENO)
             throw ExitStatus.cancelled
