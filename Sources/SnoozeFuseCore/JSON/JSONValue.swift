@@ -19,7 +19,8 @@ public enum JSONValue: Sendable, Equatable {
     case number(String)
     case string(String)
     case array([JSONValue])
-    /// The members in the order written. A key written twice: the last one counts.
+    /// The members in the order written. A key written twice: the first one counts, as with
+    /// JSONDecoder.
     case object([JSONMember])
 
     /// Arrays and objects nested deeper than this are refused (JSONDecoder's limit too).
@@ -61,10 +62,10 @@ public enum JSONValue: Sendable, Equatable {
         return quoted + "\""
     }
 
-    /// The member `key` of an object (the last one written), or nil.
+    /// The member `key` of an object (the first one written), or nil.
     public func member(_ key: String) -> JSONValue? {
         guard case .object(let members) = self else { return nil }
-        return members.last { $0.key == key }?.value
+        return members.first { $0.key == key }?.value
     }
 }
 

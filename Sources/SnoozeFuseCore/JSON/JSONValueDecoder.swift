@@ -214,7 +214,8 @@ private struct ObjectContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         ValueDecoding(value: lookup(key) ?? .null, codingPath: path(key))
     }
 
-    private func member(named name: String) -> JSONValue? { members.last { $0.key == name }?.value }
+    /// The first member called `name`, as JSONDecoder takes it.
+    private func member(named name: String) -> JSONValue? { members.first { $0.key == name }?.value }
 }
 
 /// An array's elements in order.
