@@ -24,6 +24,10 @@ public enum SessionEvent: Sendable, Hashable {
     case adjust(Duration)
     /// Give up on the session.
     case cancel
+    /// Give up on a session whose alarm has not rung: ignored once it rings or is snoozed. Another
+    /// terminal's cancel is asked for in the phase it saw; handled after the alarm started, it must
+    /// not silence the alarm without its challenge.
+    case cancelBeforeAlarm
 }
 
 /// What the driver must do after an event. Effects come in the order they happened.
@@ -224,6 +228,8 @@ public struct Session<Instant: InstantProtocol>: Sendable, Hashable where Instan
                 break
             }
         case (.cancel, _):
+            end(.cancelled, at: now, into: &effects)
+        case (.cancelBeforeAlarm, let current) where current.isBeforeAlarm:
             end(.cancelled, at: now, into: &effects)
         default:
             // Holds while napping, dismissals before the alarm, snoozes while snoozed and the like

@@ -256,6 +256,24 @@ struct SessionTableTests {
         }
     }
 
+    /// Another terminal's cancel, asked for before the alarm: it cancels as `.cancel` does until
+    /// the alarm rings, and changes nothing once it rings or is snoozed (the asker saw an older
+    /// phase; the alarm is not silenced without its challenge).
+    @Test("a cancel before the alarm, in every phase", arguments: Phase.allCases)
+    func cancelBeforeTheAlarmInEveryPhase(phase: Phase) throws {
+        var session = Session<Instant>(timers: quick)
+        let now = at(try drive(&session, to: phase) + 0.5)
+        let before = session
+        let effects = session.handle(.cancelBeforeAlarm, at: now)
+        if phase.isBeforeAlarm {
+            #expect(effects == [.phaseChanged(from: phase, to: .cancelled, at: now), .ended(.cancelled, at: now)])
+            #expect(session.phase == .cancelled)
+        } else {
+            #expect(effects == [], "\(phase): nothing happens")
+            #expect(session == before)
+        }
+    }
+
     @Test("events that do not apply change nothing", arguments: [
         (Phase.ready, SessionEvent.holdEnded), (.ready, .dismiss), (.ready, .snooze(nil)), (.ready, .timeElapsed),
         (.holding, .holdBegan), (.holding, .start), (.holding, .dismiss), (.holding, .snooze(nil)),

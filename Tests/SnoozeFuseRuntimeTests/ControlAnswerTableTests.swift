@@ -103,6 +103,19 @@ struct ControlAnswerTableTests {
         }
     }
 
+    /// A length a command would never send (beyond a year, or not a number) is refused, not
+    /// turned into milliseconds: `Int64(1e300 * 1000)` stopped the nap's process.
+    @Test func aLengthBeyondAYearIsRefusedAndTheNapGoesOn() async {
+        for seconds in [1e300, -1e300, 366 * 86_400 + 1, .infinity, .nan] {
+            let add = await answer(ControlRequest(.add, seconds: seconds), holder: .nap, in: .napping)
+            #expect(!add.ok && add.message.hasPrefix("not a length"), "add \(seconds): \(add)")
+            let snooze = await answer(ControlRequest(.snooze, seconds: seconds), holder: .nap, in: .ringing)
+            #expect(!snooze.ok && snooze.message.hasPrefix("not a length"), "snooze \(seconds): \(snooze)")
+        }
+        let year = await answer(ControlRequest(.add, seconds: -366 * 86_400), holder: .nap, in: .napping)
+        #expect(year.ok && year.message == "alarm moved")
+    }
+
     /// Only `status` carries the live state; every other answer is its few fields.
     @Test func onlyStatusCarriesTheLiveState() async throws {
         let text = """

@@ -5,15 +5,15 @@ import SnoozeFuseTestSupport
 import Testing
 
 /// A request goes to the nap as a line of JSON written by ``ControlRequest/jsonLine`` and read by
-/// the nap with JSONDecoder (and by Core's JSONValueDecoder alike): they must agree on every request,
-/// whatever its answer holds.
+/// the nap with Core's JSONValueDecoder (and by JSONDecoder alike, a script's reader): they must
+/// agree on every request, whatever its answer holds. The nap's reply goes back the same way.
 @Suite("Control requests: the line a command writes is the request the nap reads")
 struct ControlRequestLineTests {
     func readBack(_ request: ControlRequest) throws -> ControlRequest {
         let line = try #require(request.jsonLine)
         #expect(!line.contains("\n"), "one line: \(line)")
         let read = try JSONDecoder().decode(ControlRequest.self, from: Data(line.utf8))
-        // Core's reader (what the commands read the nap's answer with) reads it alike.
+        // Core's reader (what the nap reads requests with) reads it alike.
         #expect(try JSONValueDecoder().decode(ControlRequest.self, from: line) == read, "\(line)")
         return read
     }
@@ -85,6 +85,42 @@ struct ControlRequestLineTests {
             let fields = try JSONValue(parsing: line)
             #expect(fields.member("ok") == .bool(reply.ok) && fields.member("message") == .string(reply.message), "\(line)")
         }
+    }
+
+    /// Without a state, and in text JSON writes without escapes, the line is JSONEncoder's with
+    /// sorted keys, byte for byte.
+    @Test func aReplyLineIsJSONEncodersWithSortedKeys() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let replies = [
+            ControlReply(ok: true, message: "alarm moved", state: nil),
+            ControlReply(ok: false, message: #"wrong answer: "été" / 🌙"#, state: nil, needs: .word, word: "lantern"),
+            ControlReply(ok: false, message: "the alarm stops when a key is held for 3 s", state: nil, needs: .hold),
+            ControlReply(ok: false, message: "", state: nil, needs: .confirmation, word: ""),
+        ]
+        for reply in replies {
+            #expect(reply.jsonLine == String(decoding: try encoder.encode(reply), as: UTF8.self))
+        }
+    }
+
+    /// Lines a script might write by hand: the nap's reader and JSONDecoder read them alike, or
+    /// both refuse them.
+    @Test func handWrittenRequestsReadAsJSONDecoderReadsThem() {
+        let lines = [
+            #"{"command":"add","seconds":5}"#, #"{"command":"add","seconds":"5"}"#, #"{"command":"stop","confirmed":1}"#,
+            #"{"command":"stop","command":"add","seconds":1}"#, #"{"command":"add","seconds":1e400}"#,
+            #"{"command":"add","seconds":-0.0}"#, #"{"command":"nap"}"#, #"{"seconds":1}"#, #"["stop"]"#, #"{"command":"stop"} x"#,
+            #"{"command":"stop","answer":null,"extra":[1,{"a":2}]}"#, #" {"command" : "status"} "#,
+        ]
+        for line in lines {
+            let mine = try? JSONValueDecoder().decode(ControlRequest.self, from: line)
+            let foundation = try? JSONDecoder().decode(ControlRequest.self, from: Data(line.utf8))
+            #expect(mine == foundation, "\(line): \(String(describing: mine)) against \(String(describing: foundation))")
+        }
+        // Where they differ: JSONDecoder takes a trailing comma, the nap's reader keeps to JSON.
+        let trailingComma = "{\"command\":\"stop\",}"
+        #expect((try? JSONDecoder().decode(ControlRequest.self, from: Data(trailingComma.utf8))) == ControlRequest(.stop))
+        #expect((try? JSONValueDecoder().decode(ControlRequest.self, from: trailingComma)) == nil)
     }
 
     @Test func aLengthThatIsNotANumberHasNoLine() {

@@ -89,6 +89,9 @@ public enum NapCommand: Sendable, Hashable {
     case adjust(Duration)
     /// Give up on the nap; `interrupted` for Ctrl-C (SIGINT, exit 130).
     case cancel(interrupted: Bool)
+    /// Give up on a nap whose alarm has not rung (another terminal's `stop --yes`): the session
+    /// ignores it once the alarm rings, where the phase the asker saw was already past.
+    case cancelBeforeAlarm
     /// The terminal went away (SIGHUP): not a cancel; the nap goes on without it.
     case detach
 }
@@ -221,6 +224,7 @@ public final class NapSession<C: Clock>: Sendable where C.Duration == Duration {
             case .cancel(let interrupted):
                 state.interrupted = state.interrupted || interrupted
                 return [.cancel]
+            case .cancelBeforeAlarm: return [.cancelBeforeAlarm]
             }
         }
         if let prompt { relayPrompt(prompt, at: now) }

@@ -37,8 +37,9 @@ extension ControlRequest {
     /// The request as one line of JSON, written here rather than by JSONEncoder, whose first use
     /// cost `add`, `stop` and `snooze` 0.7 M instructions (its keyed container's generic metadata,
     /// instantiated inside Foundation, has its requirements looked up in every conformance record;
-    /// issue 23). The nap reads it with JSONDecoder; a test checks that it reads every request back
-    /// as it was. nil for a length that is not a number (JSONEncoder refused those too).
+    /// issue 23). The nap reads it with Core's JSONValueDecoder; a test checks that it and
+    /// JSONDecoder read every request back as it was. nil for a length that is not a number
+    /// (JSONEncoder refused those too).
     public var jsonLine: String? {
         var fields: [String] = []
         if let answer { fields.append(#""answer":"# + JSONValue.quoted(answer)) }
@@ -97,7 +98,8 @@ extension ControlReply {
         var line = #"{"message":"# + JSONValue.quoted(message)
         if let needs { line += #","needs":"# + JSONValue.quoted(needs.rawValue) }
         line += #","ok":"# + (ok ? "true" : "false")
-        if let state { line += #","state":"# + String(decoding: state.encoded(), as: UTF8.self) }
+        // A state that cannot be encoded (never seen: its values are plain and finite) is left out.
+        if let state, case let encoded = state.encoded(), !encoded.isEmpty { line += #","state":"# + String(decoding: encoded, as: UTF8.self) }
         if let word { line += #","word":"# + JSONValue.quoted(word) }
         return line + "}"
     }
@@ -110,10 +112,11 @@ extension ControlReply {
 /// is the oldest waiting one when 32 wait.
 ///
 /// Connections are served, and requests answered, on a thread of their own. An answer reads the
-/// session's phase and hands it a command, both behind the session's lock and neither waiting, so
-/// it needs nothing from the nap's event loop: a loop busy saving the state after the last `add`
-/// does not hold up the next one, and an answer costs no hop to the loop and back (two thread
-/// wake-ups; issue 23).
+/// session's phase and hands it a command, neither waiting (each behind the session's lock, not
+/// both under one hold), so it needs nothing from the nap's event loop: a loop busy saving the
+/// state after the last `add` does not hold up the next one, and an answer costs no hop to the
+/// loop and back (two thread wake-ups; issue 23). The phase it reads can be a moment old (the
+/// alarm starting): what must not act on an old phase, a cancel, is checked again by the session.
 final class ControlServer: Sendable {
     let path: String
     private let listener: Int32
@@ -262,14 +265,21 @@ public enum ControlAnswer {
                     return ControlReply(ok: false, message: "cancelling the nap needs a confirmation: its alarm will not ring",
                                         state: nil, needs: .confirmation)
                 }
-                session.send(.cancel(interrupted: false))
+                // Checked against the phase again by the session itself: an alarm that started
+                // since the phase above was read is not silenced by it.
+                session.send(.cancelBeforeAlarm)
                 message = "nap cancelled"
             }
         case .snooze:
             guard phase == .ringing else {
                 return ControlReply(ok: false, message: "nothing to snooze: the nap is \(phase.rawValue)", state: nil)
             }
-            session.send(.snooze(request.seconds.map { .milliseconds(Int64($0 * 1000)) }))
+            var length: Duration?
+            if let seconds = request.seconds {
+                guard let given = Self.length(seconds) else { return Self.notALength(seconds) }
+                length = given
+            }
+            session.send(.snooze(length))
             message = "snoozed"
         case .add:
             guard let seconds = request.seconds else {
@@ -278,10 +288,22 @@ public enum ControlAnswer {
             guard phase == .napping || phase == .snoozed else {
                 return ControlReply(ok: false, message: "no alarm time to move while \(phase.rawValue)", state: nil)
             }
-            session.send(.adjust(.milliseconds(Int64(seconds * 1000))))
+            guard let change = Self.length(seconds) else { return Self.notALength(seconds) }
+            session.send(.adjust(change))
             message = "alarm moved"
         }
         return ControlReply(ok: true, message: message, state: nil)
+    }
+
+    /// `seconds` as a length, to the millisecond; nil beyond a year either way (or not a number),
+    /// which a client of the socket can send but no command does.
+    static func length(_ seconds: Double) -> Duration? {
+        guard seconds.isFinite, abs(seconds) <= 366 * 86_400 else { return nil }
+        return .milliseconds(Int64((seconds * 1000).rounded()))
+    }
+
+    static func notALength(_ seconds: Double) -> ControlReply {
+        ControlReply(ok: false, message: "not a length: \(seconds) s (at most a year either way)", state: nil)
     }
 
 }
@@ -294,7 +316,7 @@ public enum NapControl {
     /// the nap's own process.
     public static func send(_ request: ControlRequest,
                             environment given: [String: String]? = nil) throws(NapControlError) -> ControlReply {
-        let environment = given ?? ProcessSpawn.currentEnvironment()
+        let environment = given ?? NapStatus.currentEnvironment()
         let paths: StorePaths
         do { paths = try StorePaths(environment: environment) } catch { throw .unusable(error.description) }
         let socket = paths.controlSocketPath(environment: environment)

@@ -60,7 +60,7 @@ public struct NapStatus: Sendable, Hashable, Encodable {
     /// Reads the live state of this user's nap. Without an environment, this process's
     /// (``currentEnvironment()``), as the other calls of the short commands do.
     public static func read(environment given: [String: String]? = nil) -> NapStatus {
-        let environment = given ?? ProcessSpawn.currentEnvironment()
+        let environment = given ?? currentEnvironment()
         guard let paths = try? StorePaths(environment: environment) else { return NapStatus(status: .none) }
         let live: LiveSessionState
         var damage: String?
@@ -169,7 +169,7 @@ public struct NapStatus: Sendable, Hashable, Encodable {
     /// once. Returns what to say: the sinks put back, and a warning when the history could not be
     /// written.
     public static func forgetInterrupted(environment given: [String: String]? = nil) -> (restored: [String], warning: String?) {
-        let environment = given ?? ProcessSpawn.currentEnvironment()
+        let environment = given ?? currentEnvironment()
         let status = read(environment: environment).status
         guard status == .interrupted || status == .damaged, let paths = try? StorePaths(environment: environment) else { return ([], nil) }
         let history = NapHistoryLog(paths: paths)
@@ -197,7 +197,7 @@ public struct NapStatus: Sendable, Hashable, Encodable {
     /// (inotify on the state folder) and a timer for the next displayed second: never more often,
     /// and nothing wakes the nap itself.
     public static func follow(environment given: [String: String]? = nil, _ line: (NapStatus) -> Bool) {
-        let environment = given ?? ProcessSpawn.currentEnvironment()
+        let environment = given ?? currentEnvironment()
         guard let paths = try? StorePaths(environment: environment) else {
             _ = line(NapStatus(status: .none))
             return

@@ -136,7 +136,7 @@ func sendToNap(_ request: ControlRequest, environment: [String: String] = NapSta
         if case .noNap = error, request.command == .stop,
            [.interrupted, .damaged].contains(NapStatus.read(environment: environment).status) {
             // Nobody holds an interrupted nap: stopping it means forgetting it (the history keeps it).
-            let (restored, warning) = NapStatus.forgetInterrupted()
+            let (restored, warning) = NapStatus.forgetInterrupted(environment: environment)
             for line in restored { writeLine("snoozefuse: \(line)", to: STDERR_FILENO) }
             if let warning { writeLine("snoozefuse: warning: \(warning)", to: STDERR_FILENO) }
             writeLine("snoozefuse: the interrupted nap is forgotten (`snoozefuse history` lists it as interrupted).", to: STDERR_FILENO)
