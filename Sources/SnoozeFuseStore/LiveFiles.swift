@@ -112,7 +112,7 @@ public enum AtomicFile {
     static func readAll(_ fd: Int32, failure: inout Int32) -> [UInt8]? {
         var info = stat()
         let size = fstat(fd, &info) == 0 && info.st_size > 0 ? Int(info.st_size) : 0
-        // One byte more than the size: a file read whole leaves room, so its end is seen at once.
+        // Room for the whole file in one read; a second read, which returns 0, says it has ended.
         let room = max(size + 1, 4_096)
         var bytes: [UInt8] = []
         while true {
@@ -189,7 +189,7 @@ public final class NapLock: Sendable {
     /// The list is read and scanned as bytes: `String(contentsOfFile:)` and `split` on it were a
     /// sixth of `status`'s instructions, read twice (issue 23).
     public static func areHeld(paths: [String]) -> [Bool?] {
-        // `1: FLOCK  ADVISORY  WRITE 4242 00:2e:123456 0 EOF`: the device as hex major:minor, the inode.
+        // The device as the kernel writes it: hex major:minor, the inode.
         let devices: [[UInt8]?] = paths.map { path in
             var info = stat()
             guard stat(path, &info) == 0 else { return nil }
@@ -205,18 +205,24 @@ public final class NapLock: Sendable {
             return Array("\(hex(major)):\(hex(minor)):\(UInt64(info.st_ino))".utf8)
         }
         // A file that does not exist is not held.
-        var held: [Bool?] = devices.map { $0 == nil ? false : nil }
-        guard devices.contains(where: { $0 != nil }), let list = kernelLocks() else { return held }
-        for index in held.indices where devices[index] != nil { held[index] = false }
-        var fields: [ArraySlice<UInt8>] = []
+        guard devices.contains(where: { $0 != nil }), let list = kernelLocks() else {
+            return devices.map { $0 == nil ? false : nil }
+        }
+        let held = flocksHeld(on: devices.map { $0 ?? [] }, in: list)
+        return devices.indices.map { devices[$0] == nil ? false : held[$0] }
+    }
+
+    /// For each of `devices` (`major:minor:inode`, as the kernel writes them; in hex, the inode in
+    /// decimal), whether the kernel's list of locks `list` has a `flock` held on it. A process
+    /// waiting for one (a `->` line) does not hold it, and POSIX and open-file-description locks
+    /// are not the nap's. An empty device matches nothing.
+    public static func flocksHeld(on devices: [[UInt8]], in list: [UInt8]) -> [Bool] {
+        var held = devices.map { _ in false }
         for line in list.split(separator: UInt8(ascii: "\n")) {
-            fields.removeAll(keepingCapacity: true)
-            for field in line.split(separator: UInt8(ascii: " ")) {
-                fields.append(field)
-                if fields.count == 6 { break }
-            }
-            guard fields.count == 6, fields[1].elementsEqual("FLOCK".utf8) else { continue }
-            for (index, device) in devices.enumerated() where device.map({ fields[5].elementsEqual($0) }) == true {
+            // `1: FLOCK  ADVISORY  WRITE 4242 00:2e:123456 0 EOF`
+            let fields = line.split(separator: UInt8(ascii: " "), maxSplits: 6)
+            guard fields.count >= 6, fields[1].elementsEqual("FLOCK".utf8) else { continue }
+            for (index, device) in devices.enumerated() where !device.isEmpty && fields[5].elementsEqual(device) {
                 held[index] = true
             }
         }

@@ -35,4 +35,23 @@ struct NapLockTests {
         holder.waitUntilExit()
         #expect(NapLock.areHeld(paths: [mine.path, theirs, free]) == [false, false, false], "a lock goes with its holder")
     }
+
+    /// The scan of the kernel's list, on lines as the kernel writes them: a held flock, a process
+    /// waiting for one, POSIX and open-file-description locks, padding and a line cut short.
+    @Test func theListIsReadAsTheKernelWritesIt() {
+        let list = """
+            1: FLOCK  ADVISORY  WRITE 4242 00:2e:123456 0 EOF
+            1: -> FLOCK  ADVISORY  WRITE 4343 00:2e:777 0 EOF
+            2: POSIX  ADVISORY  WRITE 4444 fe:00:888 0 EOF
+            3: OFDLCK ADVISORY  READ  -1 fe:00:999 0 EOF
+            4: FLOCK  ADVISORY  READ 4545 fe:00:5358707 0 EOF
+            5: FLOCK  ADVISORY
+            6: DELEG  ACTIVE    READ  4646 00:2e:321 0 EOF
+
+            """
+        let devices = ["00:2e:123456", "00:2e:777", "fe:00:888", "fe:00:999", "fe:00:5358707", "00:2e:12345", "00:2e:321", ""]
+        #expect(NapLock.flocksHeld(on: devices.map { Array($0.utf8) }, in: Array(list.utf8))
+                == [true, false, false, false, true, false, false, false])
+        #expect(NapLock.flocksHeld(on: [Array("00:2e:123456".utf8)], in: []) == [false])
+    }
 }

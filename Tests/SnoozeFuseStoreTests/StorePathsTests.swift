@@ -35,4 +35,20 @@ struct StorePathsTests {
         let round = StorePaths(config: paths.config, data: paths.data, state: paths.state)
         #expect(round == paths)
     }
+
+    /// The short commands read only ``StorePaths/environmentVariables``: the files they name from
+    /// those are the files named from the whole environment.
+    @Test func theStoreVariablesNameTheSameFilesAsTheWholeEnvironment() throws {
+        let whole = ["HOME": "/home/n", "XDG_STATE_HOME": "/run/st", "XDG_RUNTIME_DIR": "/run/user/1", "XDG_CONFIG_HOME": "/c",
+                     "XDG_DATA_HOME": "/d", "XDG_CACHE_HOME": "/cache", "PATH": "/bin", "LANG": "C.UTF-8", "DISPLAY": ":0"]
+        for dropped in [nil] + whole.keys.map(Optional.some) {
+            var environment = whole
+            if let dropped { environment[dropped] = nil }
+            let some = environment.filter { StorePaths.environmentVariables.contains($0.key) }
+            let fromWhole = try StorePaths(environment: environment), fromSome = try StorePaths(environment: some)
+            #expect(fromWhole.configPath == fromSome.configPath && fromWhole.dataPath == fromSome.dataPath
+                    && fromWhole.statePath == fromSome.statePath, "without \(dropped ?? "nothing")")
+            #expect(fromWhole.controlSocketPath(environment: environment) == fromSome.controlSocketPath(environment: some))
+        }
+    }
 }
