@@ -204,12 +204,11 @@ public final class NapLock: Sendable {
             }
             return Array("\(hex(major)):\(hex(minor)):\(UInt64(info.st_ino))".utf8)
         }
-        // A file that does not exist is not held.
+        // A file that does not exist is not held (its empty device matches no line).
         guard devices.contains(where: { $0 != nil }), let list = kernelLocks() else {
             return devices.map { $0 == nil ? false : nil }
         }
-        let held = flocksHeld(on: devices.map { $0 ?? [] }, in: list)
-        return devices.indices.map { devices[$0] == nil ? false : held[$0] }
+        return flocksHeld(on: devices.map { $0 ?? [] }, in: list)
     }
 
     /// For each of `devices` (`major:minor:inode`, as the kernel writes them; in hex, the inode in
