@@ -43,6 +43,13 @@ static inline int snoozefuse_name_current_thread(const char *name) {
     return prctl(PR_SET_NAME, (unsigned long)name, 0UL, 0UL, 0UL);
 }
 
+/* Accepts the next connection on `listener` already non-blocking and close-on-exec (accept4;
+ * glibc declares it only under _GNU_SOURCE, so it is called through syscall). The descriptor, or
+ * -1 with errno. */
+static inline int snoozefuse_accept_nonblocking(int listener) {
+    return (int)syscall(SYS_accept4, listener, (void *)0, (void *)0, SOCK_NONBLOCK | SOCK_CLOEXEC);
+}
+
 /* The uid of the process at the other end of a connected Unix socket (SO_PEERCRED; struct ucred
  * is declared only under _GNU_SOURCE, so its stable layout is spelled here). 0 or -1 with errno. */
 static inline int snoozefuse_peer_uid(int fd, unsigned int *uid) {

@@ -27,29 +27,14 @@ public enum UnixSocket {
         return fd
     }
 
-    /// The next connection on `listener`, or nil once it is closed or fails.
-    public static func accept(_ listener: Int32) -> Int32? {
-        while true {
-            let fd = Glibc.accept(listener, nil, nil)
-            if fd >= 0 {
-                _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-                return fd
-            }
-            if errno == EINTR || errno == ECONNABORTED { continue }
-            return nil
-        }
-    }
-
     /// The next connection waiting on `listener` (made non-blocking with ``setNonBlocking(_:)``),
     /// non-blocking itself and close-on-exec; nil when none waits now or the listener failed.
     public static func acceptWaiting(_ listener: Int32) -> Int32? {
         while true {
-            let fd = Glibc.accept(listener, nil, nil)
-            if fd >= 0 {
-                _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-                setNonBlocking(fd)
-                return fd
-            }
+            // Both flags in the call itself: three fewer system calls per connection than setting
+            // them after it (issue 23).
+            let fd = snoozefuse_accept_nonblocking(listener)
+            if fd >= 0 { return fd }
             if errno == EINTR || errno == ECONNABORTED { continue }
             return nil
         }
@@ -129,6 +114,34 @@ public enum UnixSocket {
     public static func writeLine(_ fd: Int32, _ line: String) -> Bool {
         var text = line + "\n"
         return text.withUTF8 { writeAll(UnsafeRawBufferPointer($0), to: fd) }
+    }
+
+    /// Writes `line` and a newline on the non-blocking `fd`: at once when the socket has room (a
+    /// reply to a fresh connection always fits its buffer), else waiting for room up to `limit`
+    /// in all. False when it could not all be written in time.
+    @discardableResult
+    public static func writeLine(_ fd: Int32, _ line: String, waitingAtMost limit: Duration) -> Bool {
+        var text = line + "\n"
+        let deadline = BootInstant.now.advanced(by: limit)
+        return text.withUTF8 { bytes -> Bool in
+            var done = 0
+            while done < bytes.count {
+                let written = write(fd, bytes.baseAddress! + done, bytes.count - done)
+                if written >= 0 {
+                    done += written
+                    continue
+                }
+                guard errno == EINTR || errno == EAGAIN else { return false }
+                if errno == EAGAIN {
+                    let left = BootInstant.now.duration(to: deadline)
+                    guard left > .zero else { return false }
+                    var watched = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                    let milliseconds = left.components.seconds * 1_000 + left.components.attoseconds / 1_000_000_000_000_000 + 1
+                    if poll(&watched, 1, Int32(min(milliseconds, 60_000))) < 0, errno != EINTR { return false }
+                }
+            }
+            return true
+        }
     }
 
     private static func address(_ path: String) -> sockaddr_un {

@@ -144,6 +144,41 @@ final class ControlServer: Sendable {
                 if let reply { Self.reply(connection, reply) }
                 Glibc.close(connection)
             }
+            // Reads what arrived on `connection` and answers it once its request is whole.
+            func take(_ connection: Int32) {
+                let count = read(connection, &buffer, buffer.count)
+                let outcome: ControlIntake<BootInstant>.Outcome
+                if count > 0 {
+                    outcome = intake.received(buffer[0 ..< count], on: connection)
+                } else if count == 0 {
+                    outcome = intake.ended(connection)
+                } else if errno == EINTR || errno == EAGAIN {
+                    return
+                } else {
+                    intake.forget(connection)
+                    strangers.remove(connection)
+                    finish(connection, with: nil)
+                    return
+                }
+                if outcome != .waiting, strangers.remove(connection) != nil {
+                    finish(connection, with: refusal)
+                    return
+                }
+                switch outcome {
+                case .waiting:
+                    return
+                case .empty:
+                    finish(connection, with: nil)
+                case .tooLong:
+                    finish(connection, with: ControlReply(ok: false, message: "not a request: its line is longer than \(intake.lineLimit) bytes", state: nil))
+                case .request(let line):
+                    guard let request = try? JSONValueDecoder().decode(ControlRequest.self, from: line) else {
+                        finish(connection, with: ControlReply(ok: false, message: "not a request: expected one JSON object such as {\"command\":\"stop\"}", state: nil))
+                        return
+                    }
+                    finish(connection, with: answer(request))
+                }
+            }
             while running.withLock({ $0 }) {
                 let open = intake.open
                 var watched = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0)]
@@ -155,40 +190,7 @@ final class ControlServer: Sendable {
                 if poll(&watched, nfds_t(watched.count), wait) < 0, errno != EINTR { break }
                 guard running.withLock({ $0 }) else { break }
                 // What arrived on each connection, before anyone's time is counted out.
-                for entry in watched.dropFirst() where entry.revents != 0 {
-                    let count = read(entry.fd, &buffer, buffer.count)
-                    let outcome: ControlIntake<BootInstant>.Outcome
-                    if count > 0 {
-                        outcome = intake.received(buffer[0 ..< count], on: entry.fd)
-                    } else if count == 0 {
-                        outcome = intake.ended(entry.fd)
-                    } else if errno == EINTR || errno == EAGAIN {
-                        continue
-                    } else {
-                        intake.forget(entry.fd)
-                        strangers.remove(entry.fd)
-                        finish(entry.fd, with: nil)
-                        continue
-                    }
-                    if outcome != .waiting, strangers.remove(entry.fd) != nil {
-                        finish(entry.fd, with: refusal)
-                        continue
-                    }
-                    switch outcome {
-                    case .waiting:
-                        continue
-                    case .empty:
-                        finish(entry.fd, with: nil)
-                    case .tooLong:
-                        finish(entry.fd, with: ControlReply(ok: false, message: "not a request: its line is longer than \(intake.lineLimit) bytes", state: nil))
-                    case .request(let line):
-                        guard let request = try? JSONValueDecoder().decode(ControlRequest.self, from: line) else {
-                            finish(entry.fd, with: ControlReply(ok: false, message: "not a request: expected one JSON object such as {\"command\":\"stop\"}", state: nil))
-                            continue
-                        }
-                        finish(entry.fd, with: answer(request))
-                    }
-                }
+                for entry in watched.dropFirst() where entry.revents != 0 { take(entry.fd) }
                 for late in intake.expire(at: .now) {
                     if strangers.remove(late) != nil {
                         finish(late, with: refusal)
@@ -209,6 +211,9 @@ final class ControlServer: Sendable {
                         }
                         finish(dropped, with: ControlReply(ok: false, message: "dropped: \(intake.capacity) other connections wait for their request", state: nil))
                     }
+                    // A client writes its request as soon as it connects: it is usually here
+                    // already, and is answered without another wait in poll (issue 23).
+                    take(connection)
                 }
             }
             for connection in intake.open { Glibc.close(connection) }
@@ -223,11 +228,10 @@ final class ControlServer: Sendable {
         Glibc.close(listener)
     }
 
-    /// Writes `reply` (waiting at most a second for a client that does not read).
+    /// Writes `reply` on the non-blocking `connection` (waiting at most a second for a client that
+    /// does not read).
     private static func reply(_ connection: Int32, _ reply: ControlReply) {
-        UnixSocket.setNonBlocking(connection, false)
-        UnixSocket.setTimeLimit(connection, .seconds(1))
-        UnixSocket.writeLine(connection, reply.jsonLine)
+        UnixSocket.writeLine(connection, reply.jsonLine, waitingAtMost: .seconds(1))
     }
 }
 
