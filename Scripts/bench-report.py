@@ -277,16 +277,19 @@ class Bench:
                    "-L", os.path.join(ROOT, ".build", "static-c++"), "-Xlinker", "--no-export-dynamic",
                    "-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors", "-Xfrontend", "-function-sections"]
 
-    def floor_program(self, name):
-        """The floor program `name` (foundation, plain) from Benchmarks/Floor, built once."""
-        if name not in self.floors:
-            out = os.path.join(self.work, f"floor-{name}")
-            built = subprocess.run(["swiftc", *self.FLOOR_FLAGS, os.path.join(ROOT, "Benchmarks", "Floor", f"floor-{name}.swift"), "-o", out],
+    def floor_program(self, name, plain=False):
+        """The floor program `name` (foundation, plain, player) from Benchmarks/Floor, built once;
+        `plain`: built with `-D PLAIN` (the player without Foundation)."""
+        key = name + ("-plain" if plain else "")
+        if key not in self.floors:
+            out = os.path.join(self.work, f"floor-{key}")
+            built = subprocess.run(["swiftc", *self.FLOOR_FLAGS, *(["-D", "PLAIN"] if plain else []),
+                                    os.path.join(ROOT, "Benchmarks", "Floor", f"floor-{name}.swift"), "-o", out],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             if built.returncode != 0:
-                raise RuntimeError(f"the floor program {name} does not build: {built.stderr.strip()[-500:]}")
-            self.floors[name] = out
-        return self.floors[name]
+                raise RuntimeError(f"the floor program {key} does not build: {built.stderr.strip()[-500:]}")
+            self.floors[key] = out
+        return self.floors[key]
 
     def peak(self, command, env=None):
         """Peak resident memory (MiB) of one run of command."""
@@ -741,11 +744,13 @@ snd_pcm_sframes_t snd_pcm_writei(snd_pcm_t *pcm, const void *buffer, snd_pcm_ufr
         seconds = "3" if self.quick else "5"
 
         mpv = []
-        ours, peer = [], []
+        ours, peer, player, plain_player = [], [], [], []
         for _ in range(self.pairs):
             ours.append(self.peak([self.binary, "sounds", "play", wav, "--device", "null", "--duration", seconds,
                               "--volume", "100", "--fade-in", "0"]))
             peer.append(self.peak(["aplay", "-q", "-D", "null", wav]))
+            player.append(self.peak([self.floor_program("player"), wav, "null", seconds]))
+            plain_player.append(self.peak([self.floor_program("player", plain=True), wav, "null", seconds]))
             if shutil.which("mpv"):
                 mpv.append(self.peak(["mpv", "--no-config", "--no-video", "--really-quiet", "--ao=alsa", "--audio-device=alsa/null",
                                  f"--length={seconds}", wav]))
@@ -755,9 +760,15 @@ snd_pcm_sframes_t snd_pcm_writei(snd_pcm_t *pcm, const void *buffer, snd_pcm_ufr
         floor = self.floor_figure("memory")
         to_aplay = statistics.median(ours) / statistics.median(peer)
         self.row("peak memory playing a 1-hour WAV (ALSA null)", self.spread(ours, digits=1, unit=" MiB"), peers,
-                 f"{to_aplay:.2f} × aplay, {statistics.median(ours) / floor:.2f} × floor"
+                 f"{to_aplay:.2f} × aplay, {statistics.median(ours) / floor:.2f} × floor, "
+                 f"{statistics.median(ours) / statistics.median(player):.2f} × the floor player"
                  + (f", {statistics.median(ours) / statistics.median(mpv):.2f} × mpv" if mpv else ""),
                  "≤ 20 MiB (SPEC §8) and ≤ 2 × aplay (issue 23)", max(ours) <= 20 and to_aplay <= 2)
+        self.row("the floor for a playing alarm: a static Swift program that imports Foundation, decodes the same WAV "
+                 "with libsndfile and plays it on ALSA null for as long (Benchmarks/Floor/floor-player.swift) / the same "
+                 "without Foundation", self.spread(player, digits=1, unit=" MiB") + " / " + self.spread(plain_player, digits=1, unit=" MiB"),
+                 peers.split(";")[0], f"{statistics.median(player) / statistics.median(peer):.2f} × / "
+                 f"{statistics.median(plain_player) / statistics.median(peer):.2f} × aplay", "report", None)
         version = [self.peak([self.binary, "--version"]) for _ in range(self.pairs)]
         self.row("peak memory of `snoozefuse --version`", self.spread(version, digits=1, unit=" MiB"), f"the Foundation floor {floor:.1f} MiB",
                  f"{statistics.median(version) / floor:.2f} × floor", "report", None)
