@@ -364,7 +364,9 @@ class Bench:
         self.notes.append("The floor programs are Benchmarks/Floor/floor-foundation.swift and floor-plain.swift, built with "
                           f"`swiftc {' '.join(os.path.relpath(flag, ROOT) if flag.startswith(ROOT) else flag for flag in self.FLOOR_FLAGS)}` "
                           "(the shipped binary's flags: a static Swift runtime and C++ library, no PIE, lld). "
-                          "Every start-up and memory row that names the floor is a ratio to the Foundation one, measured in the same run.")
+                          "Every start-up and memory row that names the floor is a ratio to the Foundation one, measured in the same run. "
+                          "The floor player (Benchmarks/Floor/floor-player.swift, the same flags; `-D PLAIN` for the one without "
+                          "Foundation) is the floor of the playing-alarm row.")
 
     # MARK: - Sections
 
@@ -952,9 +954,16 @@ PRAGMA wal_checkpoint(TRUNCATE);
 
     # MARK: - The report
 
-    def write(self, path, started):
+    @staticmethod
+    def source():
+        """The commit, and whether the sources differ from it: read when the run starts (the
+        binary measured was built just before), not when it ends."""
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
         dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "Sources", "Plugins", "Package.swift"], cwd=ROOT).returncode
+        return commit, dirty
+
+    def write(self, path, started, source):
+        commit, dirty = source
         cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), "?")
         memory = next(int(line.split()[1]) for line in open("/proc/meminfo") if line.startswith("MemTotal")) / 1048576
         system = next((line.split("=", 1)[1].strip().strip('"') for line in open("/etc/os-release") if line.startswith("PRETTY_NAME")), "?")
@@ -995,6 +1004,7 @@ def main():
         sys.exit(f"bench-report: {binary} is not built (make build)")
     os.chdir(ROOT)
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    source = Bench.source()
     # A guardian that ends as the run ends may still write its folder while it is removed.
     with tempfile.TemporaryDirectory(prefix="snoozefuse-bench.", ignore_cleanup_errors=True) as work:
         os.chmod(work, 0o700)
@@ -1013,7 +1023,7 @@ def main():
         if arguments.only:
             return
         os.makedirs(os.path.dirname(arguments.out), exist_ok=True)
-        bench.write(arguments.out, started)
+        bench.write(arguments.out, started, source)
         say(f"wrote {arguments.out}")
 
 
