@@ -92,17 +92,24 @@ struct DesktopHoldTests {
         defer { bus.stop() }
         let (environment, state) = try desktopEnvironment(bus: bus, x: x)
         defer { withExtendedLifetime(state) {} }
+        // X counts its idle time from the last input it saw, or from its start: one input now,
+        // and more from the moment the nap is started, so that its first read (which a loaded
+        // machine can delay past --idle-after) never sees an idle time from before the test.
+        try x.movePointer(toX: 5, y: 5)
         let nap = try DesktopNap(["--idle-after", "2s"], environment: environment)
-        // Typing and pointer moves for 3 s, every 0.3 s (far below --idle-after even on a busy
-        // machine); then nothing until the release, and one keystroke 0.7 s into it. Each input
-        // happened while xdotool ran: between the instant before it started and the one after it
-        // returned (on a loaded machine that can be a good part of a second).
+        // Typing and pointer moves every 0.3 s (far below --idle-after even on a busy machine)
+        // until 3 s after the nap holds; then nothing until the release, and one keystroke 0.7 s
+        // into it. Each input happened while xdotool ran: between the instant before it started
+        // and the one after it returned (on a loaded machine that can be a good part of a second).
         let (lastInput, keystroke) = try await onOwnThread { () throws -> ((Date, Date), (Date, Date)) in
-            nap.waitBlocking { $0.contains { $0.phase == "holding" } }
             var lastInput = (Date(), Date())
-            let typingEnds = Date().addingTimeInterval(3)
+            var typingEnds: Date?
+            let giveUp = Date().addingTimeInterval(60)
             var moves = 0
-            while Date() < typingEnds {
+            while Date() < (typingEnds ?? giveUp), nap.process.isRunning {
+                if typingEnds == nil, nap.records.contains(where: { $0.phase == "holding" }) {
+                    typingEnds = Date().addingTimeInterval(3)
+                }
                 let before = Date()
                 if moves % 2 == 0 { try x.press("a") } else { try x.movePointer(toX: 10 + moves, y: 20) }
                 moves += 1
