@@ -177,7 +177,8 @@ public final class NapLock: Sendable {
     /// Whether a process holds a `flock` on the file at `url`, as the kernel lists them in
     /// `/proc/locks`: a lock goes when its holder dies, before the process is reaped, so a zombie
     /// holds none. Read only: it never takes the lock (a nap starting meanwhile is not refused).
-    /// False when the file does not exist; nil when the kernel's list cannot be read.
+    /// False when the file does not exist; nil when the kernel's list cannot be read, or cannot
+    /// tell (a btrfs subvolume; see ``flocksHeld(on:in:)``).
     public static func isHeld(_ url: URL) -> Bool? { isHeld(path: url.path) }
 
     /// Whether a process holds a `flock` on the file at `path` (see ``isHeld(_:)``).
@@ -215,17 +216,30 @@ public final class NapLock: Sendable {
     /// decimal), whether the kernel's list of locks `list` has a `flock` held on it. A process
     /// waiting for one (a `->` line) does not hold it, and POSIX and open-file-description locks
     /// are not the nap's. An empty device matches nothing.
-    public static func flocksHeld(on devices: [[UInt8]], in list: [UInt8]) -> [Bool] {
+    ///
+    /// nil when no line names the device but a `flock` is held on the same inode number under
+    /// another device: btrfs lists a subvolume's files under its file system's device, not the one
+    /// `stat` gives, so the nap's lock cannot be told from another file's there (the caller falls
+    /// back to whether the holder's process runs, as when the list cannot be read).
+    public static func flocksHeld(on devices: [[UInt8]], in list: [UInt8]) -> [Bool?] {
         var held = devices.map { _ in false }
+        var sameInodeElsewhere = devices.map { _ in false }
+        let inodes = devices.map { device in device.lastIndex(of: UInt8(ascii: ":")).map { Array(device[($0 + 1)...]) } ?? [] }
         for line in list.split(separator: UInt8(ascii: "\n")) {
             // `1: FLOCK  ADVISORY  WRITE 4242 00:2e:123456 0 EOF`
             let fields = line.split(separator: UInt8(ascii: " "), maxSplits: 6)
             guard fields.count >= 6, fields[1].elementsEqual("FLOCK".utf8) else { continue }
-            for (index, device) in devices.enumerated() where !device.isEmpty && fields[5].elementsEqual(device) {
-                held[index] = true
+            let listed = fields[5]
+            let listedInode = listed.lastIndex(of: UInt8(ascii: ":")).map { listed[($0 + 1)...] } ?? listed[listed.endIndex...]
+            for (index, device) in devices.enumerated() where !device.isEmpty {
+                if listed.elementsEqual(device) {
+                    held[index] = true
+                } else if !inodes[index].isEmpty, listedInode.elementsEqual(inodes[index]) {
+                    sameInodeElsewhere[index] = true
+                }
             }
         }
-        return held
+        return zip(held, sameInodeElsewhere).map { held, elsewhere in held ? true : elsewhere ? nil : false }
     }
 
     /// `/proc/locks`, or nil when it cannot be read.

@@ -54,4 +54,24 @@ struct NapLockTests {
                 == [true, false, false, false, true, false, false, false])
         #expect(NapLock.flocksHeld(on: [Array("00:2e:123456".utf8)], in: []) == [false])
     }
+
+    /// btrfs lists a subvolume's files under its file system's device, not the device `stat`
+    /// gives: a flock on the same inode number under another device cannot be told apart, so the
+    /// answer is unknown (the caller asks whether the holder's process runs), not "not held".
+    @Test func aFlockOnTheSameInodeUnderAnotherDeviceIsUnknown() {
+        let list = """
+            1: FLOCK  ADVISORY  WRITE 4242 00:2f:5555 0 EOF
+            2: -> FLOCK  ADVISORY  WRITE 4343 00:2f:6666 0 EOF
+            3: POSIX  ADVISORY  WRITE 4444 00:2f:7777 0 EOF
+            4: FLOCK  ADVISORY  WRITE 4545 00:3a:8888 0 EOF
+            5: FLOCK  ADVISORY  WRITE 4646 00:2f:8888 0 EOF
+
+            """
+        // Another device, the same inode: unknown. A waiter or a POSIX lock on it: not held. An
+        // inode that only ends the same way: not held. A line with the very device: held, whatever
+        // else the list has.
+        let devices = ["00:3a:5555", "00:3a:6666", "00:3a:7777", "00:3a:555", "00:3a:8888"]
+        #expect(NapLock.flocksHeld(on: devices.map { Array($0.utf8) }, in: Array(list.utf8))
+                == [nil, false, false, false, true])
+    }
 }
