@@ -50,3 +50,14 @@ public struct BootClock: Clock, Sendable {
         try await loop.sleep(until: deadline)
     }
 }
+
+extension Duration {
+    /// This length as `poll`'s time limit: whole milliseconds plus one, so a wait never ends
+    /// before it (poll rounds down to its clock's tick); `Int32.max` for one too long to say.
+    /// Meant for a length above zero: the caller has already acted on one that is over.
+    public var pollMilliseconds: Int32 {
+        let (milliseconds, overflow) = components.seconds.multipliedReportingOverflow(by: 1_000)
+        guard !overflow else { return .max }
+        return Int32(clamping: milliseconds + components.attoseconds / 1_000_000_000_000_000 + 1)
+    }
+}

@@ -136,8 +136,7 @@ public enum UnixSocket {
                     let left = BootInstant.now.duration(to: deadline)
                     guard left > .zero else { return false }
                     var watched = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-                    let milliseconds = left.components.seconds * 1_000 + left.components.attoseconds / 1_000_000_000_000_000 + 1
-                    if poll(&watched, 1, Int32(min(milliseconds, 60_000))) < 0, errno != EINTR { return false }
+                    if poll(&watched, 1, left.pollMilliseconds) < 0, errno != EINTR { return false }
                 }
             }
             return true

@@ -140,8 +140,7 @@ final class X11IdleTime: IdleTimeReader, @unchecked Sendable {
             let left = BootInstant.now.duration(to: deadline)
             guard left > .zero else { return false }
             var entry = pollfd(fd: fd, events: events, revents: 0)
-            let milliseconds = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
-            let ready = poll(&entry, 1, milliseconds)
+            let ready = poll(&entry, 1, left.pollMilliseconds)
             if ready < 0 {
                 if errno == EINTR { continue }
                 throw failure("waiting for the X server: \(String(cString: strerror(errno)))")

@@ -185,7 +185,7 @@ final class ControlServer: Sendable {
                     + open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
                 let wait = intake.nextDeadline.map { deadline -> Int32 in
                     let left = BootInstant.now.duration(to: deadline)
-                    return left <= .zero ? 0 : Int32(min(left.components.seconds * 1_000 + left.components.attoseconds / 1_000_000_000_000_000 + 1, 60_000))
+                    return left <= .zero ? 0 : min(left.pollMilliseconds, 60_000)
                 } ?? -1
                 if poll(&watched, nfds_t(watched.count), wait) < 0, errno != EINTR { break }
                 guard running.withLock({ $0 }) else { break }

@@ -150,7 +150,7 @@ public enum ProcessSpawn {
             let now = BootInstant.now
             guard now < deadline else { return nil }
             let left = now.duration(to: deadline)
-            var milliseconds = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
+            var milliseconds = left.pollMilliseconds
             if pidfd < 0 { milliseconds = min(milliseconds, 20) }
             var entry = pollfd(fd: pidfd, events: Int16(POLLIN), revents: 0)
             _ = poll(&entry, pidfd >= 0 ? 1 : 0, milliseconds) // EINTR or a timeout: look again
