@@ -350,7 +350,7 @@ public struct AlarmChain<Instant: InstantProtocol>: Sendable, Hashable where Ins
     private mutating func applyDeadlines(upTo now: Instant, observation: AlarmChainObservation<Instant>,
                                          into effects: inout [AlarmChainEffect<Instant>]) {
         while let deadline = nextDeadline, deadline <= now {
-            if let (id, open) = pendingOpens.first(where: { $0.value.deadline == deadline }) {
+            if let (id, open) = pendingOpen(dueAt: deadline) {
                 pendingOpens[id] = nil
                 openTimedOut(id, device: open.device, now: now, into: &effects)
             } else if reconnectAt == deadline {
@@ -364,6 +364,21 @@ public struct AlarmChain<Instant: InstantProtocol>: Sendable, Hashable where Ins
                 return
             }
         }
+    }
+
+    /// The open that counts as hung at `deadline`. A loop over the dictionary, not `first(where:)`,
+    /// for the reason ``nextDeadline`` gives: that call asked the runtime for the dictionary's
+    /// `Sequence` conformance by name a second into every alarm, and its scan of every conformance
+    /// record added 0.5 MiB to a playing alarm (issue 23).
+    private func pendingOpen(dueAt deadline: Instant) -> (id: Int, open: PendingOpen)? {
+        for (id, open) in pendingOpens where open.deadline == deadline { return (id, open) }
+        return nil
+    }
+
+    /// The device whose hung open is attempt `id` (a loop, as in ``pendingOpen(dueAt:)``).
+    private func hungDevice(ofAttempt id: Int) -> String? {
+        for (device, hung) in hungOpens where hung.attempt == id { return device }
+        return nil
     }
 
     // MARK: - The chain
@@ -418,7 +433,7 @@ public struct AlarmChain<Instant: InstantProtocol>: Sendable, Hashable where Ins
 
     private mutating func opened(_ id: Int, lastWrite: Instant?, now: Instant, into effects: inout [AlarmChainEffect<Instant>]) {
         let device = pendingOpens.removeValue(forKey: id)?.device
-            ?? hungOpens.first(where: { $0.value.attempt == id })?.key
+            ?? hungDevice(ofAttempt: id)
         if let device, hungOpens[device]?.attempt == id { hungOpens[device] = nil }
         guard var attempt = current, attempt.id == id else {
             if case .onFallback(let lost) = mode, lost == device, current == nil {
