@@ -1,4 +1,5 @@
 import CSampleRate
+import SnoozeFuseCore
 public import SnoozeFuseSystem
 import Synchronization
 #if canImport(Glibc)
@@ -51,7 +52,7 @@ public struct AlarmGain: Sendable, Hashable {
     @inline(__always)
     private static func quarterSine(_ elapsed: Double, over length: Double) -> Double {
         guard length > 0 else { return 1 }
-        return sin(Double.pi / 2 * min(max(elapsed / length, 0), 1))
+        return Trigonometry.sine(Double.pi / 2 * min(max(elapsed / length, 0), 1))
     }
 }
 

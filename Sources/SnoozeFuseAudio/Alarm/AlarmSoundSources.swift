@@ -1,3 +1,4 @@
+import SnoozeFuseCore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -218,9 +219,9 @@ public struct AlarmToneSource: AlarmSoundSource {
             var envelope: Double = 1
             let fromEdge = min(inBeep, beepFrames - 1 - inBeep)
             if fromEdge < edgeFrames {
-                envelope = 0.5 - 0.5 * cos(Double.pi * Double(fromEdge) / Double(edgeFrames))
+                envelope = 0.5 - 0.5 * Trigonometry.cosine(Double.pi * Double(fromEdge) / Double(edgeFrames))
             }
-            return amplitude * Float(envelope * sin(phaseStep * Double(inBeep)))
+            return amplitude * Float(envelope * Trigonometry.sine(phaseStep * Double(inBeep)))
         }
     }
 

@@ -173,9 +173,9 @@ struct RealSpectrum: Sendable {
         real = [Double](repeating: 0, count: size)
         imaginary = [Double](repeating: 0, count: size)
         let angle = { (index: Int) in 2 * Double.pi * Double(index) / Double(size) }
-        window = (0 ..< size).map { 0.5 - 0.5 * cosine(angle($0)) }
-        cosines = (0 ..< size / 2).map { cosine(angle($0)) }
-        sines = (0 ..< size / 2).map { -cosine(angle($0) - Double.pi / 2) }
+        window = (0 ..< size).map { 0.5 - 0.5 * Trigonometry.cosine(angle($0)) }
+        cosines = (0 ..< size / 2).map { Trigonometry.cosine(angle($0)) }
+        sines = (0 ..< size / 2).map { -Trigonometry.sine(angle($0)) }
         var reversed = [Int](repeating: 0, count: size)
         var target = 0
         for index in 0 ..< size {
@@ -230,19 +230,4 @@ struct RealSpectrum: Sendable {
             }
         }}}}}}
     }
-}
-
-/// cos(x) by its Taylor series after reducing x to [-π, π] (Core uses no C maths library; the
-/// tables above are made once per size).
-func cosine(_ x: Double) -> Double {
-    let turn = 2 * Double.pi
-    var reduced = x - (x / turn).rounded() * turn
-    if reduced > Double.pi { reduced -= turn }
-    let square = reduced * reduced
-    var term = 1.0, sum = 1.0
-    for n in stride(from: 2, through: 40, by: 2) {
-        term *= -square / Double((n - 1) * n)
-        sum += term
-    }
-    return sum
 }
