@@ -66,6 +66,12 @@ struct TrigonometryTests {
         #expect(largest <= 1)
     }
 
+    @Test func hugeArgumentsStillGiveValuesInRange() {
+        // Beyond 2⁵² turns the reduction is by the double 2π: no precision, but never out of range.
+        let values = [1e17, -3.3e19, 1e300, -Double.greatestFiniteMagnitude].flatMap { [Trigonometry.sine($0), Trigonometry.cosine($0)] }
+        #expect(values.allSatisfy { abs($0) <= 1 }, "\(values)")
+    }
+
     @Test(arguments: [Double.nan, .infinity, -.infinity])
     func notANumberForWhatIsNotFinite(x: Double) {
         #expect(Trigonometry.sine(x).isNaN)
