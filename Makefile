@@ -5,11 +5,11 @@ SWIFT ?= swift
 CONFIG ?= release
 PREFIX ?= /usr/local
 # The shipped build: the Swift runtime linked in statically, a position-dependent executable (no
-# start-up relocation of the whole binary), and the functions an alarm runs laid out together by
-# lld from Scripts/link-order.txt (Scripts/link-order.sh explains and regenerates it), and none of
-# its 14,000 Swift symbols exported (SwiftPM exports an executable's symbols for tests that link
-# it; ours are never linked against, and the table cost every process 1.6 MiB and its loader the
-# work of searching it). Each keeps memory small (SPEC §8: a playing alarm's peak RSS 33 -> 26 ->
+# start-up relocation of the whole binary), and the functions an alarm runs (and the data the short
+# commands touch) laid out together by lld from Scripts/link-order.txt (Scripts/link-order.sh
+# explains and regenerates it), and none of its 14,000 Swift symbols exported (SwiftPM exports an
+# executable's symbols for tests that link it; ours are never linked against, and the table cost
+# every process 1.6 MiB and its loader the work of searching it). Each keeps memory small (SPEC §8: a playing alarm's peak RSS 33 -> 26 ->
 # 19 MiB). Plugins, in C or Swift, still load (in a child process). Every Swift function of this
 # package and its dependencies gets a section of its own (-function-sections), so the order places
 # each function rather than each source file's whole code (issue 23: status 425 -> 402 page faults
