@@ -174,81 +174,53 @@ public final class NapLock: Sendable {
         return NapLock(descriptor: fd)
     }
 
-    /// Whether a process holds a `flock` on the file at `url`, as the kernel lists them in
-    /// `/proc/locks`: a lock goes when its holder dies, before the process is reaped, so a zombie
-    /// holds none. Read only: it never takes the lock (a nap starting meanwhile is not refused).
-    /// False when the file does not exist; nil when the kernel's list cannot be read, or cannot
-    /// tell (a btrfs subvolume; see ``flocksHeld(on:in:)``).
-    public static func isHeld(_ url: URL) -> Bool? { isHeld(path: url.path) }
-
-    /// Whether a process holds a `flock` on the file at `path` (see ``isHeld(_:)``).
-    public static func isHeld(path: String) -> Bool? { areHeld(paths: [path])[0] }
-
-    /// ``isHeld(_:)`` for each of `paths`, from one reading of the kernel's list (`status` asks
-    /// for the nap's lock and its guardian's).
+    /// Whether process `pid` holds a `flock` on the file at `path`, from the kernel's view of that
+    /// process's open files: each entry of `/proc/PID/fd` that is this file (the same device and
+    /// inode, as `stat` gives both), and the locks the kernel lists in its `fdinfo`. A lock goes
+    /// when its holder dies, before the process is reaped: a zombie has no open files. Read only:
+    /// it never takes the lock (a nap starting meanwhile is not refused).
     ///
-    /// The list is read and scanned as bytes: `String(contentsOfFile:)` and `split` on it were a
-    /// sixth of `status`'s instructions, read twice (issue 23).
-    public static func areHeld(paths: [String]) -> [Bool?] {
-        // The device as the kernel writes it: hex major:minor, the inode.
-        let devices: [[UInt8]?] = paths.map { path in
-            var info = stat()
-            guard stat(path, &info) == 0 else { return nil }
-            let dev = UInt64(info.st_dev)
-            let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & ~UInt64(0xfff))
-            let minor = (dev & 0xff) | ((dev >> 12) & ~UInt64(0xff))
-            // Not String(format:): its first use sets up Foundation's formatting (about 8 ms of a
-            // `status` that takes 17 ms in all, measured on the benchmark machine).
-            func hex(_ value: UInt64) -> String {
-                let digits = String(value, radix: 16)
-                return digits.count < 2 ? "0" + digits : digits
+    /// Not the kernel's list of every lock, `/proc/locks`: reading it takes the kernel's lock of
+    /// all file locks for writing, which waits for an RCU grace period, 6-8 ms here whenever the
+    /// list was not read in the moments before. A `status` that a status bar starts every second
+    /// took 11-28 ms for it, while a benchmark that runs `status` back to back never waits (issue 23).
+    ///
+    /// False when the file does not exist or `pid` is no process; nil when the process's open
+    /// files cannot be read (another user's, or `/proc` mounted with `hidepid`): the caller then
+    /// asks whether the process runs.
+    public static func isHeld(path: String, by pid: Int32) -> Bool? {
+        var file = stat()
+        guard pid > 0, stat(path, &file) == 0 else { return false }
+        let folder = "/proc/\(pid)/fd"
+        guard let directory = opendir(folder) else { return errno == ENOENT ? false : nil }
+        defer { closedir(directory) }
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
+                String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
             }
-            return Array("\(hex(major)):\(hex(minor)):\(UInt64(info.st_ino))".utf8)
+            guard let first = name.utf8.first, first != UInt8(ascii: ".") else { continue }
+            var opened = stat()
+            guard stat("\(folder)/\(name)", &opened) == 0, opened.st_dev == file.st_dev, opened.st_ino == file.st_ino else { continue }
+            let fd = open("/proc/\(pid)/fdinfo/\(name)", O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { continue }
+            var failure: Int32 = 0
+            let info = AtomicFile.readAll(fd, failure: &failure)
+            close(fd)
+            if let info, holdsFlock(fdinfo: info) { return true }
         }
-        // A file that does not exist is not held (its empty device matches no line).
-        guard devices.contains(where: { $0 != nil }), let list = kernelLocks() else {
-            return devices.map { $0 == nil ? false : nil }
-        }
-        return flocksHeld(on: devices.map { $0 ?? [] }, in: list)
+        return false
     }
 
-    /// For each of `devices` (`major:minor:inode`, as the kernel writes them; in hex, the inode in
-    /// decimal), whether the kernel's list of locks `list` has a `flock` held on it. A process
-    /// waiting for one (a `->` line) does not hold it, and POSIX and open-file-description locks
-    /// are not the nap's. An empty device matches nothing.
-    ///
-    /// nil when no line names the device but a `flock` is held on the same inode number under
-    /// another device: btrfs lists a subvolume's files under its file system's device, not the one
-    /// `stat` gives, so the nap's lock cannot be told from another file's there (the caller falls
-    /// back to whether the holder's process runs, as when the list cannot be read).
-    public static func flocksHeld(on devices: [[UInt8]], in list: [UInt8]) -> [Bool?] {
-        var held = devices.map { _ in false }
-        var sameInodeElsewhere = devices.map { _ in false }
-        let inodes = devices.map { device in device.lastIndex(of: UInt8(ascii: ":")).map { Array(device[($0 + 1)...]) } ?? [] }
-        for line in list.split(separator: UInt8(ascii: "\n")) {
-            // `1: FLOCK  ADVISORY  WRITE 4242 00:2e:123456 0 EOF`
-            let fields = line.split(separator: UInt8(ascii: " "), maxSplits: 6)
-            guard fields.count >= 6, fields[1].elementsEqual("FLOCK".utf8) else { continue }
-            let listed = fields[5]
-            let listedInode = listed.lastIndex(of: UInt8(ascii: ":")).map { listed[($0 + 1)...] } ?? listed[listed.endIndex...]
-            for (index, device) in devices.enumerated() where !device.isEmpty {
-                if listed.elementsEqual(device) {
-                    held[index] = true
-                } else if !inodes[index].isEmpty, listedInode.elementsEqual(inodes[index]) {
-                    sameInodeElsewhere[index] = true
-                }
-            }
+    /// Whether one open file's `fdinfo` (as the kernel writes it) lists a `flock` held through it:
+    /// a `lock:` line such as `lock:\t1: FLOCK  ADVISORY  WRITE 4242 00:2e:123456 0 EOF`. POSIX
+    /// and open-file-description locks are not the nap's, and a waiter (`->`) holds nothing.
+    public static func holdsFlock(fdinfo: [UInt8]) -> Bool {
+        fdinfo.split(separator: UInt8(ascii: "\n")).contains { line in
+            guard line.starts(with: "lock:".utf8) else { return false }
+            let fields = line.split(whereSeparator: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") })
+            // `lock:`, the lock's number, then its kind (after `->` for a waiter).
+            return fields.count >= 3 && fields[2].elementsEqual("FLOCK".utf8)
         }
-        return zip(held, sameInodeElsewhere).map { held, elsewhere in held ? true : elsewhere ? nil : false }
-    }
-
-    /// `/proc/locks`, or nil when it cannot be read.
-    private static func kernelLocks() -> [UInt8]? {
-        let fd = open("/proc/locks", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var failure: Int32 = 0
-        return AtomicFile.readAll(fd, failure: &failure)
     }
 }
 

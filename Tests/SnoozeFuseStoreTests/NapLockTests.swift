@@ -3,75 +3,71 @@ import SnoozeFuseStore
 import SnoozeFuseTestSupport
 import Testing
 
-/// Whether a nap's lock is held, as `status` asks it: from the kernel's list of locks, for the
-/// nap's lock and its guardian's in one reading.
-@Suite("NapLock: held or not, as the kernel lists it")
+/// Whether a nap's lock is held, as `status` asks it: by the process the live state names, from
+/// the kernel's view of that process's open files (`/proc/PID/fd` and `fdinfo`).
+@Suite("NapLock: held or not, by the process that should hold it")
 struct NapLockTests {
-    @Test func aLockHeldHereOrByAnotherProcessIsHeldAndOneLetGoIsNot() throws {
+    /// Runs `arguments` with stdin from `input` (nil: none), for as long as the test needs it.
+    private func start(_ arguments: [String], input: String? = nil) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: arguments[0])
+        process.arguments = Array(arguments.dropFirst())
+        if let input { process.standardInput = FileHandle(forReadingAtPath: input) }
+        try process.run()
+        return process
+    }
+
+    private func end(_ process: Process) {
+        // SIGKILL: the test runner's children may have SIGTERM blocked.
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    @Test func aLockIsHeldByTheProcessThatHoldsItAndByNoOther() throws {
         let folder = try TemporaryFolder()
         let mine = folder.file("nap.lock"), theirs = folder.path("guardian.lock"), free = folder.path("free.lock")
         let missing = folder.path("missing.lock")
         _ = FileManager.default.createFile(atPath: free, contents: nil)
-        // Another process holds `theirs` for as long as it lives.
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
-        holder.arguments = ["--exclusive", "--no-fork", theirs, "sleep", "60"]   // sleep itself holds it
-        try holder.run()
-        // SIGKILL: the test runner's children may have SIGTERM blocked.
-        defer { if holder.isRunning { kill(holder.processIdentifier, SIGKILL) } }
-        var held: [Bool?] = []
+        // Another process holds `theirs` for as long as it lives (sleep itself holds it), and a
+        // third has `free` open as its stdin, with no lock on it.
+        let holder = try start(["/usr/bin/flock", "--exclusive", "--no-fork", theirs, "sleep", "60"])
+        defer { end(holder) }
+        let reader = try start(["/bin/sleep", "60"], input: free)
+        defer { end(reader) }
+        let them = holder.processIdentifier, me = getpid()
+        var held: Bool? = false
         for _ in 0 ..< 500 {
-            held = NapLock.areHeld(paths: [theirs])
-            if held == [true] { break }
+            held = NapLock.isHeld(path: theirs, by: them)
+            if held == true { break }
             usleep(10_000)
         }
-        #expect(held == [true], "flock's lock never showed in /proc/locks")
+        #expect(held == true, "flock's lock never showed in its fdinfo")
         var lock = try NapLock.acquire(mine)
         #expect(lock != nil)
-        #expect(NapLock.areHeld(paths: [mine.path, theirs, free, missing]) == [true, true, false, false])
-        #expect(NapLock.isHeld(path: mine.path) == true && NapLock.isHeld(path: free) == false && NapLock.isHeld(path: missing) == false)
+        #expect(NapLock.isHeld(path: mine.path, by: me) == true)
+        #expect(NapLock.isHeld(path: mine.path, by: them) == false, "another process's lock is not this one's")
+        #expect(NapLock.isHeld(path: theirs, by: me) == false)
+        #expect(NapLock.isHeld(path: free, by: reader.processIdentifier) == false, "a file open without a lock is not held")
+        #expect(NapLock.isHeld(path: missing, by: me) == false)
+        #expect(NapLock.isHeld(path: mine.path, by: 0) == false && NapLock.isHeld(path: mine.path, by: -1) == false)
         lock = nil
-        kill(holder.processIdentifier, SIGKILL)
-        holder.waitUntilExit()
-        #expect(NapLock.areHeld(paths: [mine.path, theirs, free]) == [false, false, false], "a lock goes with its holder")
+        #expect(NapLock.isHeld(path: mine.path, by: me) == false, "a lock let go is not held")
+        end(holder)
+        #expect(NapLock.isHeld(path: theirs, by: them) == false, "a lock goes with its holder, and so does its pid")
     }
 
-    /// The scan of the kernel's list, on lines as the kernel writes them: a held flock, a process
-    /// waiting for one, POSIX and open-file-description locks, padding and a line cut short.
-    @Test func theListIsReadAsTheKernelWritesIt() {
-        let list = """
-            1: FLOCK  ADVISORY  WRITE 4242 00:2e:123456 0 EOF
-            1: -> FLOCK  ADVISORY  WRITE 4343 00:2e:777 0 EOF
-            2: POSIX  ADVISORY  WRITE 4444 fe:00:888 0 EOF
-            3: OFDLCK ADVISORY  READ  -1 fe:00:999 0 EOF
-            4: FLOCK  ADVISORY  READ 4545 fe:00:5358707 0 EOF
-            5: FLOCK  ADVISORY
-            6: DELEG  ACTIVE    READ  4646 00:2e:321 0 EOF
-
-            """
-        let devices = ["00:2e:123456", "00:2e:777", "fe:00:888", "fe:00:999", "fe:00:5358707", "00:2e:12345", "00:2e:321", ""]
-        #expect(NapLock.flocksHeld(on: devices.map { Array($0.utf8) }, in: Array(list.utf8))
-                == [true, false, false, false, true, false, false, false])
-        #expect(NapLock.flocksHeld(on: [Array("00:2e:123456".utf8)], in: []) == [false])
-    }
-
-    /// btrfs lists a subvolume's files under its file system's device, not the device `stat`
-    /// gives: a flock on the same inode number under another device cannot be told apart, so the
-    /// answer is unknown (the caller asks whether the holder's process runs), not "not held".
-    @Test func aFlockOnTheSameInodeUnderAnotherDeviceIsUnknown() {
-        let list = """
-            1: FLOCK  ADVISORY  WRITE 4242 00:2f:5555 0 EOF
-            2: -> FLOCK  ADVISORY  WRITE 4343 00:2f:6666 0 EOF
-            3: POSIX  ADVISORY  WRITE 4444 00:2f:7777 0 EOF
-            4: FLOCK  ADVISORY  WRITE 4545 00:3a:8888 0 EOF
-            5: FLOCK  ADVISORY  WRITE 4646 00:2f:8888 0 EOF
-
-            """
-        // Another device, the same inode: unknown. A waiter or a POSIX lock on it: not held. An
-        // inode that only ends the same way: not held. A line with the very device: held, whatever
-        // else the list has.
-        let devices = ["00:3a:5555", "00:3a:6666", "00:3a:7777", "00:3a:555", "00:3a:8888"]
-        #expect(NapLock.flocksHeld(on: devices.map { Array($0.utf8) }, in: Array(list.utf8))
-                == [nil, false, false, false, true])
+    /// `fdinfo` as the kernel writes it: a held flock (written or shared), a POSIX lock, an
+    /// open-file-description lock, a waiter, and no lock at all.
+    @Test(arguments: [
+        ("pos:\t0\nflags:\t02100002\nmnt_id:\t33\nino:\t123456\nlock:\t1: FLOCK  ADVISORY  WRITE 4242 00:2e:123456 0 EOF\n", true),
+        ("pos:\t0\nflags:\t02100000\nmnt_id:\t33\nino:\t123456\nlock:\t7: FLOCK  ADVISORY  READ 4242 00:2e:123456 0 EOF\n", true),
+        ("pos:\t0\nflags:\t02100002\nlock:\t2: POSIX  ADVISORY  WRITE 4444 fe:00:888 0 EOF\n", false),
+        ("pos:\t0\nflags:\t02100002\nlock:\t3: OFDLCK ADVISORY  READ  -1 fe:00:999 0 EOF\n", false),
+        ("pos:\t0\nlock:\t1: -> FLOCK  ADVISORY  WRITE 4343 00:2e:777 0 EOF\n", false),
+        ("pos:\t0\nflags:\t02100002\nmnt_id:\t33\nino:\t123456\n", false),
+        ("", false),
+    ])
+    func fdinfoIsReadAsTheKernelWritesIt(text: String, held: Bool) {
+        #expect(NapLock.holdsFlock(fdinfo: Array(text.utf8)) == held)
     }
 }

@@ -79,13 +79,12 @@ public struct NapStatus: Sendable, Hashable, Encodable {
             live = fallback
         }
         // Alive means holding its lock, which the kernel takes away at death: a process killed
-        // and not yet reaped (a zombie under a late or absent init) is dead. Where the kernel's
-        // list of locks cannot be read, the process ids decide.
+        // and not yet reaped (a zombie under a late or absent init) is dead. Where a process's
+        // open files cannot be read, whether it runs decides.
         let bootID = currentBootID()
         let sameBoot = live.bootID == bootID
-        let held = sameBoot ? NapLock.areHeld(paths: [paths.napLockPath, paths.guardianLockPath]) : [false, false]
-        let holderAlive = sameBoot && (held[0] ?? isAlive(live.pid))
-        let guardianAlive = sameBoot && (held[1] ?? live.guardianPid.map(isAlive) == true)
+        let holderAlive = sameBoot && (NapLock.isHeld(path: paths.napLockPath, by: live.pid) ?? isAlive(live.pid))
+        let guardianAlive = sameBoot && live.guardianPid.map { NapLock.isHeld(path: paths.guardianLockPath, by: $0) ?? isAlive($0) } == true
         var status = NapStatus(live, now: BootInstant.now, wallNow: Date(), bootID: bootID,
                                holderAlive: holderAlive, guardianAlive: guardianAlive)
         status.damage = damage
@@ -154,7 +153,7 @@ public struct NapStatus: Sendable, Hashable, Encodable {
     }
 
     /// Whether `pid` is a live process of this program (a pid reused by another program is not;
-    /// a zombie is not): where `/proc/locks` cannot be read.
+    /// a zombie is not): where its open files cannot be read.
     static func isAlive(_ pid: Int32) -> Bool {
         guard pid > 0, kill(pid, 0) == 0 || errno == EPERM else { return false }
         let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
