@@ -9,11 +9,12 @@ PREFIX ?= /usr/local
 # commands touch) laid out together by lld from Scripts/link-order.txt (Scripts/link-order.sh
 # explains and regenerates it), and none of its 14,000 Swift symbols exported (SwiftPM exports an
 # executable's symbols for tests that link it; ours are never linked against, and the table cost
-# every process 1.6 MiB and its loader the work of searching it). Each keeps memory small (SPEC §8: a playing alarm's peak RSS 33 -> 26 ->
-# 19 MiB). Plugins, in C or Swift, still load (in a child process). Every Swift function of this
-# package and its dependencies gets a section of its own (-function-sections), so the order places
-# each function rather than each source file's whole code (issue 23: status 425 -> 402 page faults
-# and 12.4 -> 10.5 MiB, the toolchain's own static libraries being as they come).
+# every process 1.6 MiB and its loader the work of searching it). Each keeps memory small (SPEC §8:
+# a playing alarm's peak RSS 33 -> 26 -> 19 MiB). Plugins, in C or Swift, still load (in a child
+# process). Every Swift function of this package and its dependencies gets a section of its own
+# (-function-sections), so the order places each function rather than each source file's whole
+# code (issue 23: status 425 -> 402 page faults and 12.4 -> 10.5 MiB, the toolchain's own static
+# libraries being as they come).
 # The compiler keeps an object file whose module is unchanged, even when the code-generation flags
 # changed; a change of RELEASE_FLAGS drops the release objects so that they are compiled with it.
 #

@@ -408,7 +408,7 @@ class Bench:
         self.against_floor("start-up of `snoozefuse status` (a running nap) against the floor", f"{self.binary} status", budget, env, 1.3)
         # What a status bar pays: `status` once a second. Back to back (hyperfine, above), what the
         # kernel did for the last run is still warm; a second apart it is not (reading /proc/locks
-        # waited for an RCU grace period each time: 11-28 ms, invisible above).
+        # waited for an RCU grace period each time: 11-45 ms, invisible above).
         floor = self.floor_program("foundation")
         runs = 3 if self.quick else 5
         ours, base = self.alternate(lambda: self.spaced([self.binary, "status"], env, runs),
@@ -834,8 +834,8 @@ snd_pcm_sframes_t snd_pcm_writei(snd_pcm_t *pcm, const void *buffer, snd_pcm_ufr
         libraries = sorted(resident.items(), key=lambda item: -item[1])
         mib = lambda kib: f"{kib / 1024:.1f} MiB"
         self.notes.append(f"A ringing nap, one second into its alarm: {mib(binary + anonymous + sum(resident.values()))} resident: "
-                          f"its binary {mib(binary)} (the code and data that the nap's set-up, its settings and history, "
-                          f"its control socket, guardian and inhibitor and the alarm ran: they stay resident), "
+                          f"its binary {mib(binary)} (the code and data that the nap's set-up, its settings, its control "
+                          f"socket, guardian and inhibitor and the alarm ran: they stay resident), "
                           f"anonymous memory {mib(anonymous)} (heaps and stacks of its threads), "
                           f"{len(libraries)} shared libraries {mib(sum(resident.values()))}, the largest "
                           + ", ".join(f"{name} {kib} KiB" for name, kib in libraries[:6])

@@ -183,7 +183,7 @@ public final class NapLock: Sendable {
     /// Not the kernel's list of every lock, `/proc/locks`: reading it takes the kernel's lock of
     /// all file locks for writing, which waits for an RCU grace period, 6-8 ms here whenever the
     /// list was not read in the moments before. A `status` that a status bar starts every second
-    /// took 11-28 ms for it, while a benchmark that runs `status` back to back never waits (issue 23).
+    /// took 11-45 ms for it, while a benchmark that runs `status` back to back never waits (issue 23).
     ///
     /// False when the file does not exist or `pid` is no process; nil when the process's open
     /// files cannot be read (another user's, or `/proc` mounted with `hidepid`): the caller then
