@@ -192,23 +192,16 @@ public final class NapLock: Sendable {
         var file = stat()
         guard pid > 0, stat(path, &file) == 0 else { return false }
         let folder = "/proc/\(pid)/fd"
-        guard let directory = opendir(folder) else { return errno == ENOENT ? false : nil }
-        defer { closedir(directory) }
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
-                String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            guard let first = name.utf8.first, first != UInt8(ascii: ".") else { continue }
-            var opened = stat()
-            guard stat("\(folder)/\(name)", &opened) == 0, opened.st_dev == file.st_dev, opened.st_ino == file.st_ino else { continue }
-            let fd = open("/proc/\(pid)/fdinfo/\(name)", O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else { continue }
-            var failure: Int32 = 0
-            let info = AtomicFile.readAll(fd, failure: &failure)
-            close(fd)
-            if let info, holdsFlock(fdinfo: info) { return true }
+        var failure: Int32 = 0
+        guard let descriptors = PrivateFiles.entryNames(inFolder: folder, failure: &failure) else {
+            return failure == ENOENT ? false : nil
         }
-        return false
+        return descriptors.contains { name in
+            var opened = stat()
+            guard stat("\(folder)/\(name)", &opened) == 0, opened.st_dev == file.st_dev, opened.st_ino == file.st_ino,
+                  let info = (try? AtomicFile.read(path: "/proc/\(pid)/fdinfo/\(name)")) ?? nil else { return false }
+            return holdsFlock(fdinfo: [UInt8](info))
+        }
     }
 
     /// Whether one open file's `fdinfo` (as the kernel writes it) lists a `flock` held through it:

@@ -152,19 +152,12 @@ public struct SoundsFolder: Sendable {
     /// The stored sound files in the folder (`*.caf`, not hidden), sorted. Empty if the folder does
     /// not exist.
     public func storedFileNames() throws(StoreError) -> [String] {
-        guard let directory = opendir(url.path) else {
-            if errno == ENOENT { return [] }
-            throw PrivateFiles.fileError(errno, url.path, "cannot list the sounds folder")
+        var failure: Int32 = 0
+        guard let names = PrivateFiles.entryNames(inFolder: url.path, failure: &failure) else {
+            if failure == ENOENT { return [] }
+            throw PrivateFiles.fileError(failure, url.path, "cannot list the sounds folder")
         }
-        defer { closedir(directory) }
-        var names: [String] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) { pointer in
-                pointer.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
-            }
-            if !name.hasPrefix("."), name.hasSuffix("." + Self.storedExtension) { names.append(name) }
-        }
-        return names.sorted()
+        return names.filter { !$0.hasPrefix(".") && $0.hasSuffix("." + Self.storedExtension) }.sorted()
     }
 
     /// Deletes the temporary files of imports whose writer is gone (nobody holds their lock), and

@@ -162,4 +162,22 @@ enum PrivateFiles {
         ]
         return names[code] ?? "errno \(code)"
     }
+
+    /// The names in the folder at `path`, `.` and `..` left out, in the order the folder gives
+    /// them; nil when it cannot be opened (its errno in `failure`).
+    static func entryNames(inFolder path: String, failure: inout Int32) -> [String]? {
+        guard let directory = opendir(path) else {
+            failure = errno
+            return nil
+        }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) { pointer in
+                pointer.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
+            }
+            if name != ".", name != ".." { names.append(name) }
+        }
+        return names
+    }
 }
