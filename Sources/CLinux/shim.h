@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <linux/input.h>
+#include <malloc.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
