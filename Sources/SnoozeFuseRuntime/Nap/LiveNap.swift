@@ -269,8 +269,10 @@ public final class LiveNap: Sendable {
         }
         keeper.saveSinkFixes(ledger.all)
         keeperSlot.keeper = keeper
+        // The set-up's memory goes back once it is over: when the person is asleep.
+        let settled = SetUpSettled()
         var ports = NapPorts(
-            clock: loop.clock, executor: loop, alarm: volume, sleepSound: sleepSound,
+            clock: loop.clock, executor: loop, alarm: SettledBeforeArming(base: volume, settled: settled), sleepSound: sleepSound,
             pulses: (plugins?.emitters ?? []).map(EmitterSink.init), keys: keys, notes: notes,
             shutdown: {
                 await alarm.finish()
@@ -288,6 +290,11 @@ public final class LiveNap: Sendable {
         ports.onChange = { session, now in
             keeper.save(session, now: now)
             wakefulness.changed(session)
+            // Asleep, with the alarm far enough ahead for a give-back on a busy machine to be over
+            // before arming: what the set-up touched goes back.
+            if session.phase == .napping, let due = session.expectedAlarm, now.duration(to: due) >= SetUpSettled.leadNeeded {
+                settled.asleep()
+            }
         }
         // The user's hooks run beside the nap, never in its way; a guardian or `resume` that takes
         // a nap over runs none (its moments already passed, or never came, in the nap's process).
@@ -452,6 +459,60 @@ private final class SessionLink: Sendable {
     var session: NapSession<BootClock>? {
         get { slot.withLock { $0.session } }
         set { slot.withLock { $0.session = newValue } }
+    }
+}
+
+/// Gives back, once, the memory a nap's set-up touched and its waiting and ringing do not need
+/// (``SetUpMemory``: issue 23, a ringing nap held its set-up's code): when the person falls asleep
+/// with the alarm at least ``leadNeeded`` ahead, on a thread of its own (it reads smaps:
+/// milliseconds, and a debug build on a busy machine took a third of a second, which must not hold
+/// up the nap's loop and the records it stamps). Not once the alarm is armed: what arming mapped
+/// in is what the alarm runs.
+private final class SetUpSettled: Sendable {
+    /// Arming comes 2 s before the alarm and waits for a give-back under way: 3 s more for it.
+    static let leadNeeded = Duration.seconds(5)
+
+    private struct State {
+        var armed = false
+        var call: BoundedCall<Void>?
+    }
+    private let state = Locked(State())
+
+    /// The person is asleep: gives back, once, unless the alarm was armed first. Returns at once.
+    func asleep() {
+        state.withLock { state in
+            if !state.armed, state.call == nil {
+                state.call = BoundedCall.start(named: "snoozefuse-settle") { SetUpMemory.giveBack() }
+            }
+        }
+    }
+
+    /// The alarm is about to be armed: returns once a give-back under way is done.
+    func arming() async {
+        let call = state.withLock { state in
+            state.armed = true
+            return state.call
+        }
+        await call?.value()
+    }
+}
+
+/// The nap's alarm output, which tells ``SetUpSettled`` when it is armed.
+private struct SettledBeforeArming: AlarmOutput {
+    let base: any AlarmOutput
+    let settled: SetUpSettled
+
+    func arm(reason: AlarmReason, after delay: Duration) async {
+        await settled.arming()
+        await base.arm(reason: reason, after: delay)
+    }
+
+    func start(reason: AlarmReason) async -> AlarmStartReport {
+        await base.start(reason: reason)
+    }
+
+    func stop() async {
+        await base.stop()
     }
 }
 

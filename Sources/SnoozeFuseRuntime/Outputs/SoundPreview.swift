@@ -53,6 +53,9 @@ public final class SoundPreview: Sendable {
                 feed.yield(record)
             }
         }
+        // As a nap does once asleep: what the set-up touched (the command, the checks) goes back
+        // before the sound starts, and a long preview holds only what playing runs (issue 23).
+        SetUpMemory.giveBack()
         let report = await output.start(reason: .nap)
         for fallback in report.fallbacks {
             var record = stamped(.output, message: fallback)
