@@ -138,9 +138,10 @@ struct SurvivalTests {
             seen.steps["napping"] = waitFor { home.state()?["phase"] as? String == "napping" && home.state()?["guardianPid"] != nil }
             guard let live = home.state(), let due = alarmDue(live), let guardian = (live["guardianPid"] as? NSNumber)?.int32Value else { return }
             // While the nap lives, its guardian waits as the small watcher program, holding the
-            // guardian's lock on descriptor 4.
+            // guardian's lock on descriptor 4 (the nap starts it and goes on: the watcher takes
+            // its lock moments later).
             seen.texts["guardian waits as"] = programName(guardian)
-            seen.steps["the watcher holds the lock"] = isGuardianLock(guardian, 4)
+            seen.steps["the watcher holds the lock"] = waitFor(.seconds(10)) { isGuardianLock(guardian, 4) }
             nap.signal(SIGKILL)
             nap.wait()
             seen.steps["guarded before the alarm"] = waitFor { home.status() == "guarded" }
