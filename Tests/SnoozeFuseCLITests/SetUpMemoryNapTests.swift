@@ -28,8 +28,8 @@ struct SetUpMemoryNapTests {
                 if !waitFor(.seconds(30), { !nap.isRunning }) { nap.signal(SIGKILL) }
             }
             seen.steps["napping"] = waitFor { home.state()?["phase"] as? String == "napping" }
-            // Given back just after the state says `napping`: at most 0.7 of the peak (in a debug
-            // build 14 of 38 MiB; without the give-back it stays within a few per cent of it).
+            // Given back just after the state says `napping`: at most 0.7 of the peak (a debug
+            // build: 14 of 38 MiB; a release build without the give-back stayed at its peak).
             seen.steps["gave back"] = waitFor(.seconds(2)) {
                 guard let (peak, now) = memory(nap.pid) else { return false }
                 seen.numbers["peak"] = Double(peak)
