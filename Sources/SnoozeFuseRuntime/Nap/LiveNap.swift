@@ -465,9 +465,10 @@ private final class SessionLink: Sendable {
 /// Gives back, once, the memory a nap's set-up touched and its waiting and ringing do not need
 /// (``SetUpMemory``: issue 23, a ringing nap held its set-up's code): when the person falls asleep
 /// with the alarm at least ``leadNeeded`` ahead, on a thread of its own (it reads smaps, a few
-/// milliseconds, which must not hold up the nap's loop and the records it stamps: run on the loop
-/// just before arming, under the whole test suite, it left alarm records of two tests 0.3-0.5 s
-/// late). Not once the alarm is armed: what arming mapped in is what the alarm runs.
+/// milliseconds, which must not hold up the nap's loop and the records it stamps: run just before
+/// arming, on the loop or on a thread that arming waited for, it left alarm records of tests
+/// 0.3-0.5 s late under the whole test suite). Not once the alarm is armed: what arming mapped in
+/// is what the alarm runs.
 private final class SetUpSettled: Sendable {
     /// Arming comes 2 s before the alarm and waits for a give-back under way: 3 s more for it.
     static let leadNeeded = Duration.seconds(5)
