@@ -813,8 +813,9 @@ snd_pcm_sframes_t snd_pcm_writei(snd_pcm_t *pcm, const void *buffer, snd_pcm_ufr
         return totals
 
     def ringing_nap(self, wav, seconds, aplay):
-        """A whole nap that rings the same WAV on ALSA null: its peak memory (what SPEC §8 calls a
-        ringing alarm: the nap's own process), and where its memory is while it rings."""
+        """A whole nap that rings the same WAV on ALSA null: its peak memory while it rings (what
+        SPEC §8 calls a ringing alarm), its whole life's peak beside it, and where its memory is
+        one second into the alarm."""
         command = [self.binary, "nap", "--no-hold", "--release", "1", "--nap", "6", "--max", "1m", "--ring-limit", seconds,
                    "--sound", wav, "--device", "null", "--volume", "100", "--fade-in", "0", "--dismiss", "key", "--quiet"]
         ringing = [self.peak_while_ringing(command) for _ in range(self.pairs)]

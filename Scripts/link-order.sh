@@ -19,10 +19,11 @@
 #
 # Order: first what a nap runs once its set-up is over (its waiting and its alarm: the profiled nap
 # is split where it gives back what its set-up touched, SetUpMemory.giveBack), which is what stays
-# resident through a nap; then the alarm's other functions: those every alarm command runs (with the
-# start-up), then those of `sounds play` of a WAV (what the memory benchmark measures), then the
-# alarm's rest; then the functions only the short commands run. Each group in order of first appearance; interleaving
-# one command's functions with another's would spread each over more 64 KiB windows. Last come the
+# resident through a nap; then the alarm's other functions: those every alarm command runs (with
+# the start-up), then those of `sounds play` of a WAV (what the memory benchmark measures), then
+# the alarm's rest; then the functions only the short commands run. Each group in order of first
+# appearance; interleaving one command's functions with another's would spread each over more
+# 64 KiB windows. Last come the
 # functions that share one `.text` section with others in the toolchain's static libraries (the
 # standard library's Swift.o is one 1.6 MB section): lld moves a section as a whole to where its
 # first listed function is, and such a section placed early would split the cluster of the others.
