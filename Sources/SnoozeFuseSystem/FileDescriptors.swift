@@ -74,3 +74,20 @@ public func makePipe() -> (read: Int32, write: Int32)? {
     guard snoozefuse_pipe_cloexec(&ends) == 0 else { return nil }
     return (ends[0], ends[1])
 }
+
+/// The whole of a `/proc` file (whose size `stat` calls 0), read until its end, a read error or
+/// `limit` bytes; nil when it cannot be opened.
+func readProcFile(_ path: String, limit: Int) -> [UInt8]? {
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else { return nil }
+    defer { _ = close(descriptor) }
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65_536)
+    while bytes.count < limit {
+        let count = read(descriptor, &buffer, buffer.count)
+        if count < 0 && errno == EINTR { continue }
+        guard count > 0 else { break }
+        bytes += buffer[..<count]
+    }
+    return bytes
+}

@@ -67,17 +67,6 @@ public enum AdoptedProcesses {
 
     /// A small `/proc` file, whole.
     private static func read(_ path: String) -> String? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { _ = Glibc.close(descriptor) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while bytes.count < 1 << 20 {
-            let count = Glibc.read(descriptor, &buffer, buffer.count)
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { break }
-            bytes += buffer[..<count]
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        readProcFile(path, limit: 1 << 20).map { String(decoding: $0, as: UTF8.self) }
     }
 }

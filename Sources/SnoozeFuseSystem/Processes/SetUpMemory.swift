@@ -49,7 +49,7 @@ public enum SetUpMemory {
     @discardableResult
     public static func giveBack() -> Given {
         var given = Given(mappings: 0, residentKiB: 0)
-        guard let text = readWhole("/proc/self/smaps") else { return given }
+        guard let text = readProcFile("/proc/self/smaps", limit: 64 << 20) else { return given }
         let pageSize = UInt(sysconf(Int32(_SC_PAGESIZE)))
         for mapping in clean(smaps: text) where mapping.start % pageSize == 0 && mapping.end > mapping.start {
             let address = UnsafeMutableRawPointer(bitPattern: mapping.start)
@@ -149,36 +149,6 @@ public enum SetUpMemory {
     }
 
     private static func hexadecimal(_ digits: ArraySlice<UInt8>) -> UInt? {
-        guard !digits.isEmpty, digits.count <= 16 else { return nil }
-        var value: UInt = 0
-        for byte in digits {
-            let digit: UInt
-            switch byte {
-            case UInt8(ascii: "0") ... UInt8(ascii: "9"): digit = UInt(byte - UInt8(ascii: "0"))
-            case UInt8(ascii: "a") ... UInt8(ascii: "f"): digit = UInt(byte - UInt8(ascii: "a")) + 10
-            default: return nil
-            }
-            value = value << 4 | digit
-        }
-        return value
-    }
-
-    /// The whole of a file that `stat` calls empty (as /proc's are).
-    private static func readWhole(_ path: String) -> [UInt8]? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count > 0 {
-                bytes.append(contentsOf: chunk[0 ..< count])
-            } else if count == 0 {
-                return bytes
-            } else if errno != EINTR {
-                return nil
-            }
-        }
+        UInt(String(decoding: digits, as: UTF8.self), radix: 16)
     }
 }
