@@ -288,3 +288,14 @@ public final class BusyCPU: Sendable {
         }
     }
 }
+
+/// The whole of a file of /proc (Foundation's `String(contentsOfFile:)` reads one page of them:
+/// their size is 0); empty when it cannot be opened.
+public func wholeProcFile(_ path: String) -> String {
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else { return "" }
+    defer { close(descriptor) }
+    var bytes: [UInt8] = [], chunk = [UInt8](repeating: 0, count: 65_536)
+    while case let count = read(descriptor, &chunk, chunk.count), count > 0 { bytes += chunk[..<count] }
+    return String(decoding: bytes, as: UTF8.self)
+}

@@ -7,7 +7,7 @@ import Testing
 /// a private session bus (`DBUS_SESSION_BUS_ADDRESS`), or none (an address where no bus listens).
 struct BusNap {
     let home: NapHome
-    let environment: [String: String]
+    var environment: [String: String]
 
     init(_ home: NapHome, system: PrivateBus? = nil, session: PrivateBus? = nil) {
         self.home = home
@@ -213,11 +213,21 @@ struct WakefulnessTests {
     @Test(arguments: ["ring limit", "dismissed"])
     func withoutASystemBusTheNapSaysSoOnceAndWorks(_ ending: String) async throws {
         let seen = try await script { home, seen in
-            let run = BusNap(home)
+            var run = BusNap(home)
+            // ALSA's `null` alone: Debian's configuration asks PulseAudio whether it runs (its
+            // `pulse` hook), and libpulse brings libsystemd in with it.
+            let alsa = home.folder.path("alsa.conf")
+            try "pcm.null { type null }\n".write(toFile: alsa, atomically: true, encoding: .utf8)
+            run.environment["ALSA_CONFIG_PATH"] = alsa
             let nap = try run.launch(["nap", "--no-hold", "--release", "0", "--nap", "1", "--max", "1m",
                                       "--ring-limit", ending == "ring limit" ? "1" : "30", "--device", "null", "--events", "jsonl", "--dismiss", "key"])
             if ending == "dismissed" {
                 seen.steps["ringing"] = waitFor(.seconds(20)) { !run.events("alarm").isEmpty }
+                // No bus at either address: sd-bus was never loaded, for the alarm's notification
+                // neither (a failed connect alone faulted in 0.6 MiB of libsystemd).
+                let maps = wholeProcFile("/proc/\(nap.pid)/maps")
+                seen.texts["libsystemd mapped"] = maps.split(separator: "\n").first { $0.contains("libsystemd") }.map(String.init)
+                seen.steps["maps read"] = maps.contains("[stack]")
                 seen.numbers["stop"] = Double(try home.run(["stop"]).status)
             }
             seen.numbers["status"] = Double(nap.wait())
@@ -231,6 +241,8 @@ struct WakefulnessTests {
         }
         if ending == "dismissed" {
             #expect(seen["ringing"], "\(seen.texts)")
+            #expect(seen["maps read"])
+            #expect(seen.texts["libsystemd mapped"] == nil, "no bus, no sd-bus")
             #expect(seen.numbers["stop"] == 0)
         }
         #expect(seen.numbers["status"] == 0, "\(seen.texts)")

@@ -58,20 +58,9 @@ struct SetUpMemoryTests {
         #expect(SetUpMemory.clean(smaps: Array(whole.utf8)).count == 1)
     }
 
-    /// The whole of a file of /proc (Foundation's `String(contentsOfFile:)` reads one page of
-    /// them: their size is 0).
-    func procFile(_ path: String) -> String {
-        let descriptor = open(path, O_RDONLY)
-        guard descriptor >= 0 else { return "" }
-        defer { close(descriptor) }
-        var bytes: [UInt8] = [], chunk = [UInt8](repeating: 0, count: 65_536)
-        while case let count = read(descriptor, &chunk, chunk.count), count > 0 { bytes += chunk[..<count] }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
     /// The resident size (KiB) of this process's mapping that starts at `address`, from smaps.
     func residentKiB(at address: UnsafeMutableRawPointer) -> Int? {
-        let text = procFile("/proc/self/smaps")
+        let text = wholeProcFile("/proc/self/smaps")
         var inside = false
         for line in text.split(separator: "\n") {
             let first = line.prefix { $0 != " " }

@@ -89,6 +89,8 @@ public final class BusConnection {
     /// - Throws: ``BusError`` (stage `connect`) when there is no bus to connect to.
     public init(_ bus: BusKind, for method: BusMethod) throws(BusError) {
         self.bus = bus
+        // No bus at its address: said without loading or calling sd-bus (see BusKind.absence).
+        if let absence = bus.absence { throw BusError(bus: bus, method: method, stage: .connect, code: absence) }
         // sd-bus is linked on first use (CLazyLink): a libsystemd that cannot be loaded is a bus
         // that is not there, said as such, never the end of the program at its first call.
         if let failure = LazyLibrary.failure(of: { snoozefuse_systemd_load($0, $1) }) {
