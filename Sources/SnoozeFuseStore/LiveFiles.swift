@@ -11,10 +11,12 @@ extension StorePaths {
     public var liveSessionPath: String { Self.path(statePath, "session.json") }
     /// A copy of the last good live state, written after it: what a damaged `session.json` falls
     /// back to.
-    public var liveSessionCopy: URL { state.appendingPathComponent("session.previous.json") }
+    public var liveSessionCopy: URL { URL(fileURLWithPath: liveSessionCopyPath) }
+    public var liveSessionCopyPath: String { Self.path(statePath, "session.previous.json") }
     /// Room kept on disk for the live state (16 KiB of spaces, or the state before the last one
     /// written into it): where the live state is written when the disk is full. Kept between naps.
-    public var liveSessionSpare: URL { state.appendingPathComponent("session.spare") }
+    public var liveSessionSpare: URL { URL(fileURLWithPath: liveSessionSparePath) }
+    public var liveSessionSparePath: String { Self.path(statePath, "session.spare") }
     /// Held (`flock`) by the nap that runs, then by its guardian.
     public var napLock: URL { URL(fileURLWithPath: napLockPath) }
     public var napLockPath: String { Self.path(statePath, "nap.lock") }
@@ -57,13 +59,26 @@ public enum AtomicFile {
     /// Replaces `url` with `data`: written to a temporary file beside it (0600), flushed to disk,
     /// renamed over it, and the folder flushed. The folder is created (0700) when missing.
     public static func write(_ data: Data, to url: URL) throws(StoreError) {
-        let folder = url.deletingLastPathComponent()
-        try PrivateFiles.ensureFolder(folder)
-        let temporary = folder.appendingPathComponent(".\(url.lastPathComponent).\(getpid()).tmp").path
+        try write([UInt8](data), toPath: url.path)
+    }
+
+    /// Replaces the file at the absolute `path` with `bytes`, as ``write(_:to:)`` does. Plain
+    /// strings, no `URL` or `Data`: a nap writes its live state at every change while its alarm
+    /// rings, and every page of Foundation it runs then is mapped back into it (issue 23).
+    public static func write(_ bytes: [UInt8], toPath path: String) throws(StoreError) {
+        let slash = path.lastIndex(of: "/") ?? path.startIndex
+        let folder = slash == path.startIndex ? "/" : String(path[..<slash])
+        let name = String(path[path.index(after: slash)...])
+        if PrivateFiles.exists(folder) {
+            try PrivateFiles.checkWritableFolder(folder)
+        } else {
+            try PrivateFiles.ensureFolder(URL(fileURLWithPath: folder, isDirectory: true))
+        }
+        let temporary = "\(folder == "/" ? "" : folder)/.\(name).\(getpid()).tmp"
         let fd = open(temporary, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw PrivateFiles.fileError(errno, temporary, "cannot create the file") }
         var failure: StoreError?
-        let written = data.withUnsafeBytes { bytes -> Bool in
+        let written = bytes.withUnsafeBytes { bytes -> Bool in
             var offset = 0
             while offset < bytes.count {
                 let count = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
@@ -78,12 +93,12 @@ public enum AtomicFile {
         if !written { failure = PrivateFiles.fileError(errno, temporary, "cannot write the file") }
         if failure == nil, fsync(fd) != 0 { failure = PrivateFiles.fileError(errno, temporary, "cannot flush the file to disk") }
         close(fd)
-        if failure == nil, rename(temporary, url.path) != 0 { failure = PrivateFiles.fileError(errno, url.path, "cannot move the new file into place") }
+        if failure == nil, rename(temporary, path) != 0 { failure = PrivateFiles.fileError(errno, path, "cannot move the new file into place") }
         if let failure {
             unlink(temporary)
             throw failure
         }
-        syncFolder(folder)
+        syncFolder(path: folder)
     }
 
     /// The contents of `url`, or nil when it does not exist.
@@ -137,11 +152,11 @@ public enum AtomicFile {
         if unlink(url.path) != 0 && errno != ENOENT {
             throw PrivateFiles.fileError(errno, url.path, "cannot remove the file")
         }
-        syncFolder(url.deletingLastPathComponent())
+        syncFolder(path: url.deletingLastPathComponent().path)
     }
 
-    private static func syncFolder(_ folder: URL) {
-        let fd = open(folder.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    private static func syncFolder(path: String) {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { return }
         fsync(fd)
         close(fd)

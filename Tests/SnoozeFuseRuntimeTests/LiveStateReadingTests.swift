@@ -4,9 +4,9 @@ import SnoozeFuseRuntime
 import SnoozeFuseTestSupport
 import Testing
 
-/// The live state and the nap's answers are read with Core's JSONValueDecoder (issue 23), and
-/// written with JSONEncoder: every state reads back as it was written, and on any file, damaged or
-/// not, the reader gives what JSONDecoder gives.
+/// The live state and the nap's answers are read with Core's JSONValueDecoder (issue 23), and the
+/// state is written with its JSONValueEncoder: every state reads back as it was written (by both
+/// readers), and on any file, damaged or not, the reader gives what JSONDecoder gives.
 @Suite("The live state read without JSONDecoder")
 struct LiveStateReadingTests {
     /// A nap's state with every member present (a guardian's pid, a terminal, a history, sink fixes).
@@ -44,7 +44,12 @@ struct LiveStateReadingTests {
     func aStateReadsAsJSONDecoderReadsItAndBackAsItWasWritten(_ text: String) throws {
         let state = try #require(LiveSessionState.decode(Data(text.utf8)))
         #expect(state == foundation(text))
-        #expect(LiveSessionState.decode(state.encoded()) == state)
+        #expect(LiveSessionState.decode(Data(state.encoded())) == state)
+        // Written without JSONEncoder: JSONDecoder reads it the same, and it is JSONEncoder's text.
+        #expect(foundation(state.encoded()) == state)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        #expect(String(decoding: state.encoded(), as: UTF8.self) == String(decoding: try encoder.encode(state), as: UTF8.self))
     }
 
     /// Bytes that are not UTF-8 inside a string (`é` written raw, its second byte changed): JSONDecoder

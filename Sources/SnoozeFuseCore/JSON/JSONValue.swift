@@ -44,7 +44,8 @@ public enum JSONValue: Sendable, Equatable {
     }
 
     /// `text` as a JSON string, in double quotes: what the reader reads back as `text`. Quotes,
-    /// backslashes and control characters are escaped; everything else is written as it is.
+    /// backslashes and control characters are escaped (in JSONEncoder's short forms where JSON
+    /// has one); everything else is written as it is.
     /// For the lines written by hand where JSONEncoder would cost more than the line (issue 23).
     public static func quoted(_ text: String) -> String {
         var quoted = "\""
@@ -53,6 +54,10 @@ public enum JSONValue: Sendable, Equatable {
             case "\"": quoted += "\\\""
             case "\\": quoted += "\\\\"
             case "\n": quoted += "\\n"
+            case "\t": quoted += "\\t"
+            case "\r": quoted += "\\r"
+            case "\u{8}": quoted += "\\b"
+            case "\u{C}": quoted += "\\f"
             case _ where scalar.value < 0x20:
                 let hex = String(scalar.value, radix: 16)
                 quoted += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex

@@ -26,8 +26,8 @@ public struct JSONValueDecoder: Sendable {
     }
 }
 
-/// A string key for the coding path of an array element or a super decoder.
-private struct PathKey: CodingKey {
+/// A string key for the coding path of an array element or a super decoder (or encoder).
+struct PathKey: CodingKey {
     var stringValue: String
     var intValue: Int?
 

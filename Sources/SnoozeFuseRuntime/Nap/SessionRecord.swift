@@ -120,13 +120,12 @@ public struct SessionRecord: Sendable, Equatable, Encodable {
     /// are for displays only).
     public var isEvent: Bool { event != .countdown && event != .heartbeat && event != .prompt }
 
-    /// The record as one line of JSON (no trailing newline).
+    /// The record as one line of JSON (no trailing newline), keys sorted. Written with Core's
+    /// JSONValueEncoder, not JSONEncoder, whose pages a nap would map back while its alarm rings
+    /// (issue 23).
     public func jsonLine() -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
         // Encoding a struct of strings and finite numbers cannot fail.
-        guard let data = try? encoder.encode(self) else { return "{\"event\":\"\(event.rawValue)\"}" }
-        return String(decoding: data, as: UTF8.self)
+        (try? JSONValueEncoder().encode(self)) ?? "{\"event\":\"\(event.rawValue)\"}"
     }
 }
 

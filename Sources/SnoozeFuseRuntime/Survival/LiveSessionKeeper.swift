@@ -83,11 +83,11 @@ final class LiveSessionKeeper: Sendable {
 
     private func write(_ live: LiveSessionState) {
         let data = live.encoded()
-        let reserve = DiskReserve(spare: paths.liveSessionSpare.path)
+        let reserve = DiskReserve(spare: paths.liveSessionSparePath)
         do {
-            try AtomicFile.write(data, to: paths.liveSession)
+            try AtomicFile.write(data, toPath: paths.liveSessionPath)
             // The copy a damaged state falls back to (written after it: never newer).
-            try? AtomicFile.write(data, to: paths.liveSessionCopy)
+            try? AtomicFile.write(data, toPath: paths.liveSessionCopyPath)
             if state.withLock({ state in defer { state.reserveTried = true; state.saved = true }; return !state.reserveTried }) {
                 try? reserve.ensure()
             }
@@ -97,13 +97,13 @@ final class LiveSessionKeeper: Sendable {
                 return
             }
             do throws(DiskReserve.Failure) {
-                try reserve.replace(paths.liveSession.path, with: [UInt8](data))
+                try reserve.replace(paths.liveSessionPath, with: data)
                 if state.withLock({ state in defer { state.saidFull = true; state.saved = true }; return !state.saidFull }) {
-                    warn("the disk that holds \(paths.liveSession.path) is full: the nap's live state is written into the room kept for it beside it; free some space")
+                    warn("the disk that holds \(paths.liveSessionPath) is full: the nap's live state is written into the room kept for it beside it; free some space")
                 }
             } catch {
                 let saved = state.withLock { $0.saved }
-                warnOnce("cannot save the nap's live state: the disk that holds \(paths.liveSession.path) is full, and \(error); free some space: "
+                warnOnce("cannot save the nap's live state: the disk that holds \(paths.liveSessionPath) is full, and \(error); free some space: "
                     + (saved ? "if this process dies, its guardian rings the alarm as it was last saved" : "if this process dies, nothing can ring its alarm"))
             }
         }

@@ -111,12 +111,12 @@ public struct LiveSessionState: Codable, Sendable, Hashable {
     /// holds the alarm next (a guardian, `resume`) puts them back when it stops.
     public var sinkFixes: [SinkLevelFix]?
 
-    /// The JSON of the file.
-    public func encoded() -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    /// The JSON of the file. Written with Core's JSONValueEncoder, not JSONEncoder: a nap writes
+    /// it at every change while it naps and rings, and JSONEncoder's pages were 0.8 MiB of a
+    /// ringing nap's memory (issue 23). JSONDecoder reads it as it reads JSONEncoder's.
+    public func encoded() -> [UInt8] {
         // Plain values, finite numbers: encoding cannot fail.
-        return (try? encoder.encode(self)) ?? Data()
+        Array(((try? JSONValueEncoder().encode(self)) ?? "").utf8)
     }
 
     /// The state in `data`, or nil when it is not a nap's live state. Read with Core's
