@@ -12,7 +12,9 @@
 #define SNOOZEFUSE_LAZY_FUNCTIONS(X) \
     X(snd_asoundlib_version) \
     X(snd_card_next) \
+    X(snd_config_delete) \
     X(snd_config_search) \
+    X(snd_config_search_definition) \
     X(snd_config_unref) \
     X(snd_config_update_ref) \
     X(snd_device_name_free_hint) \

@@ -45,4 +45,27 @@ struct SetUpMemoryNapTests {
         // The alarm rang after: what it runs came back from the page cache.
         #expect(seen.numbers["rms"] ?? 0 > 0.05, "\(seen.texts)")
     }
+
+    /// ALSA's hooks run as the nap sets up, not at its alarm's first open: Debian's configuration
+    /// (libasound2-plugins' `99-pulse.conf`) asks PulseAudio whether it runs through a library of
+    /// its own and libpulse, whose pages then go back with the set-up's.
+    @Test func alsaLibsHooksForTheAlarmsDeviceRunWhileTheNapSetsUp() async throws {
+        try #require(FileManager.default.fileExists(atPath: "/etc/alsa/conf.d/99-pulse.conf"),
+                     "Debian's ALSA configuration for PulseAudio (libasound2-plugins, in Scripts/apt-packages.txt)")
+        let seen = try await script { home, seen in
+            let nap = try home.launch(["nap", "--no-hold", "--release", "0", "--nap", "1h", "--max", "2h", "--device", "null", "--quiet"])
+            defer {
+                nap.signal(SIGTERM)
+                if !waitFor(.seconds(10), { !nap.isRunning }) { nap.signal(SIGKILL) }
+            }
+            seen.steps["napping"] = waitFor { home.state()?["phase"] as? String == "napping" }
+            // The hook loaded libpulse (its own library is unloaded after it) an hour before the
+            // alarm's device is opened; with `--device null` nothing else of the nap loads it.
+            seen.steps["hook ran"] = waitFor(.seconds(5)) { wholeProcFile("/proc/\(nap.pid)/maps").contains("/libpulse.so.0") }
+            seen.steps["still napping"] = home.state()?["phase"] as? String == "napping"
+        }
+        #expect(seen["napping"], "\(seen.texts)")
+        #expect(seen["hook ran"])
+        #expect(seen["still napping"])
+    }
 }

@@ -209,6 +209,12 @@ public final class LiveNap: Sendable {
         let hint = keys == nil ? "(`snoozefuse stop` to stop)" : Self.keyHint(configuration.dismissal)
         let bell = Self.bell(tty: ttyForBell, terminal: terminal, usesColour: configuration.usesColour, hint: hint,
                              display: configuration.showsCountdown, loop: loop)
+        // alsa-lib reads its configuration of the alarm's device now, on a thread of its own (a
+        // hook can wait on a sound server): what its hooks load and run (Debian's asks PulseAudio
+        // whether it runs, through libpulse) is then part of the set-up, whose pages go back once
+        // the person is asleep, not of the alarm's first open.
+        let alarmDevice = configuration.device
+        _ = BoundedCall.start(named: "snoozefuse-alsa-conf") { ALSAConfiguration.prepare(device: alarmDevice) }
         // On a sound server: the alarm's own streams on the routed sinks, their mute and volume
         // fixed (the person's own kept, and put back by whoever holds the alarm last), proof from
         // their monitors.
