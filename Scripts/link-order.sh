@@ -17,16 +17,17 @@
 # missing from the list (renamed since, or on a path not profiled) still links, only further away;
 # rerun this (`make link-order`) after changes to the nap or playback path and commit the result.
 #
-# Order: first what a nap runs once its set-up is over (its waiting and its alarm: the profiled nap
-# is split where it gives back what its set-up touched, SetUpMemory.giveBack), which is what stays
-# resident through a nap; then the alarm's other functions: those every alarm command runs (with
-# the start-up), then those of `sounds play` of a WAV (what the memory benchmark measures), then
-# the alarm's rest; then the functions only the short commands run. Each group in order of first
-# appearance; interleaving one command's functions with another's would spread each over more
-# 64 KiB windows. Last come the
-# functions that share one `.text` section with others in the toolchain's static libraries (the
-# standard library's Swift.o is one 1.6 MB section): lld moves a section as a whole to where its
-# first listed function is, and such a section placed early would split the cluster of the others.
+# Order: first what a nap runs once its set-up is over until its alarm stops (its waiting and its
+# alarm: the profiled nap is split where it gives back what its set-up touched,
+# SetUpMemory.giveBack, and where its alarm stops; two naps are profiled, and what both ran there
+# comes first), which is what stays resident through a nap; then the alarm's other functions:
+# those every alarm command runs (with the start-up), then those of `sounds play` of a WAV (what
+# the memory benchmark measures), then the alarm's rest; then the functions only the short
+# commands run. Each group in order of first appearance; interleaving one command's functions with
+# another's would spread each over more 64 KiB windows. Last come the functions that share one
+# `.text` section with others in the toolchain's static libraries (the standard library's Swift.o
+# is one 1.6 MB section): lld moves a section as a whole to where its first listed function is,
+# and such a section placed early would split the cluster of the others.
 #
 # Usage: Scripts/link-order.sh [BINARY]   (default .build/release/snoozefuse; needs valgrind, sox, binutils)
 set -euo pipefail
@@ -51,17 +52,25 @@ sox -n -r 44100 -c 2 -b 16 "$work/tone.wav" synth 3 sine 440 gain -6
 
 profile() {
     local name="$1"; shift
-    valgrind --tool=callgrind --demangle=no ${split:+"--dump-before=$split"} --callgrind-out-file="$work/$name.callgrind" \
+    valgrind --tool=callgrind --demangle=no ${split:+"--dump-before=$split"} ${ring_end:+"--dump-before=$ring_end"} \
+        --callgrind-out-file="$work/$name.callgrind" \
         "$binary" "$@" >/dev/null 2>"$work/$name.log" || {
         echo "link-order: '$*' failed under valgrind:" >&2; tail -20 "$work/$name.log" >&2; exit 1; }
 }
 profile play-wav sounds play "$work/tone.wav" --device null --duration 2 --volume 100 --fade-in 0
 profile play-builtin sounds play chime --device null --duration 2
-# A nap as the memory benchmark rings it, in two parts: its set-up, until it gives back what that
-# touched (SetUpMemory.giveBack: nap.callgrind.1), and its waiting and alarm (nap.callgrind).
-split='*SetUpMemory*giveBack*' profile nap nap --no-hold --release 0 --nap 6 --max 20 --ring-limit 2 --device null --quiet \
-    --sound "$work/tone.wav" --volume 100 --fade-in 0
-[ -s "$work/nap.callgrind.1" ] || { echo "link-order: the profiled nap never gave back its set-up's memory (SetUpMemory.giveBack)" >&2; exit 1; }
+# A nap as the memory benchmark rings it, in three parts: its set-up, until it gives back what that
+# touched (SetUpMemory.giveBack: nap.callgrind.1); its waiting and alarm, until the alarm stops
+# (AudioAlarmOutput.stop: nap.callgrind.2); and its end (the history, the files removed: the
+# later dumps). Twice: what runs in the middle part differs between runs (valgrind runs one
+# thread at a time, and a one-time initialisation, of a type's metadata say, falls on either side
+# of a split as the threads happen to run), so what both runs ran there comes first (see the order
+# below).
+for run in nap nap-again; do
+    split='*SetUpMemory*giveBack*' ring_end='*AudioAlarmOutputC4stop*' profile "$run" nap --no-hold --release 0 --nap 6 --max 20 \
+        --ring-limit 2 --device null --quiet --sound "$work/tone.wav" --volume 100 --fade-in 0
+    [ -s "$work/$run.callgrind.2" ] || { echo "link-order: the profiled nap did not give back its set-up's memory (SetUpMemory.giveBack) and then stop its alarm (AudioAlarmOutput.stop)" >&2; exit 1; }
+done
 profile version --version
 # The short commands against a running nap (started here, ended by the profiled `stop`).
 "$binary" nap --no-hold --release 0 --nap 1h --max 2h --device null --quiet >/dev/null 2>&1 &
@@ -109,11 +118,15 @@ for line in sys.stdin.buffer:
 flush()
 ' > "$work/shared-sections.txt"
 
-python3 - "$binary" "$work/shared-sections.txt" "$work/nap.callgrind" "$work/play-wav.callgrind" "$work/play-builtin.callgrind" \
-    "$work/nap.callgrind.1" "$work/version.callgrind" "$work/status.callgrind" "$work/add.callgrind" \
-    "$work/presets.callgrind" "$work/stop.callgrind" > Scripts/link-order.txt <<'EOF'
-import re, sys
-binary, shared_path, outputs = sys.argv[1], sys.argv[2], sys.argv[3:]
+python3 - "$binary" "$work/shared-sections.txt" "$work" > Scripts/link-order.txt <<'EOF'
+import glob, re, sys
+binary, shared_path, work = sys.argv[1:4]
+# Each nap's waiting and alarm (its second part), then the rest of what an alarm runs (see above).
+waits = [f"{work}/nap.callgrind.2", f"{work}/nap-again.callgrind.2"]
+ends = [path for path in glob.glob(f"{work}/nap.callgrind*") if path != f"{work}/nap.callgrind.1" and path not in waits]
+played = f"{work}/play-wav.callgrind"
+alarm = waits + [played, f"{work}/play-builtin.callgrind", f"{work}/nap.callgrind.1"] + sorted(ends)
+outputs = alarm + [f"{work}/{name}.callgrind" for name in ("version", "status", "add", "presets", "stop")]
 shared = set(open(shared_path).read().split())
 first_seen, runs_in = {}, {}
 for path in outputs:
@@ -139,15 +152,16 @@ for path in outputs:
         here.add(symbol)
         first_seen.setdefault(symbol, len(first_seen))
         runs_in.setdefault(symbol, []).append(path)
-waiting, played, alarm = outputs[0], outputs[1], outputs[:4]
 def key(s):
     in_alarm = [path for path in runs_in[s] if path in alarm]
-    # What a nap runs once its set-up is over (its waiting and its alarm) first: that is what stays
-    # resident through the nap, and it is not spread by the set-up's code around it. Then the
-    # alarm's other functions as they always were laid out (every alarm command's first, then a
-    # WAV playing's), then the short commands' own, which no alarm runs: a playing alarm's layout is
-    # not spread by them (its first frame would fault in more windows at the deadline).
-    return (s in shared, waiting not in in_alarm, not in_alarm, -len(in_alarm), played not in in_alarm, first_seen[s])
+    waited = sum(path in runs_in[s] for path in waits)
+    # What a nap runs once its set-up is over and until its alarm stops (its waiting and its alarm)
+    # first: that is what stays resident through the nap, and it is not spread by the set-up's code
+    # or the nap's end around it; what both profiled naps ran then before what one of them did.
+    # Then the alarm's other functions as they always were laid out (every alarm command's first,
+    # then a WAV playing's), then the short commands' own, which no alarm runs: a playing alarm's
+    # layout is not spread by them (its first frame would fault in more windows at the deadline).
+    return (s in shared, -waited, not in_alarm, -len(in_alarm), played not in in_alarm, first_seen[s])
 order = sorted(first_seen, key=key)
 print("\n".join(order))
 print(f"{len(order)} functions, {sum(s in shared for s in order)} of them in shared sections", file=sys.stderr)
