@@ -1,6 +1,8 @@
 import Foundation
-import Testing
+import Glibc
+import SnoozeFuseSystem
 import SnoozeFuseTestSupport
+import Testing
 
 let snoozefuse = BuiltProducts.executable("snoozefuse")
 
@@ -198,8 +200,8 @@ struct NapCommandTests {
 
     /// A one-second nap (`--ring-limit 1s`, events on standard output) in `place`, whose library
     /// cannot be loaded: it must ring all the same.
-    static func napRinging(in place: WithoutLibrary) async throws -> ProcessResult {
-        let environment = place.environment
+    static func napRinging(in place: WithoutLibrary, also extra: [String: String] = [:]) async throws -> ProcessResult {
+        let environment = place.environment.merging(extra) { $1 }
         let result = try await runProcess(snoozefuse, ["nap", "--no-hold", "--release", "0", "--nap", "1", "--ring-limit", "1s",
                                                        "--device", "null", "--events", "jsonl"], environment: environment)
         #expect(result.status == 0, "\(result.standardError)")
@@ -211,7 +213,12 @@ struct NapCommandTests {
     /// keep-awake) and rings as usual, where its first call would have ended the program.
     @Test func aNapWithoutALoadableLibsystemdSaysSoAndRings() async throws {
         let place = try WithoutLibrary("libsystemd.so.0")
-        let result = try await Self.napRinging(in: place)
+        // A socket at the system bus's address: with none there, the nap says so without loading
+        // sd-bus at all (BusKind.absence).
+        let bus = place.broken.url.appendingPathComponent("system_bus_socket").path
+        let listener = try UnixSocket.listen(at: bus)
+        defer { close(listener) }
+        let result = try await Self.napRinging(in: place, also: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(bus)"])
         #expect(result.standardOutput.contains("libsystemd.so.0 cannot be loaded") && result.standardOutput.contains("libsystemd0"),
                 "\(result.standardOutput.suffix(3000)) \(result.standardError)")
     }
