@@ -14,6 +14,8 @@ public final class SoundPreview: Sendable {
     public let records: AsyncStream<SessionRecord>
     private let feed: AsyncStream<SessionRecord>.Continuation
     private let output: AudioAlarmOutput
+    /// The PCM asked for.
+    private let device: String
     private let loop: EventLoop
 
     /// - Parameters:
@@ -35,6 +37,7 @@ public final class SoundPreview: Sendable {
         let settings = AlarmPlaybackSettings(sound: chosen, gain: AlarmGain(percent: volume, fadeIn: fadeIn))
         let bell = TerminalBellAlarm(isTerminal: isatty(STDERR_FILENO) == 1, usesColour: false, hint: "(preview)", loop: loop)
         output = AudioAlarmOutput(device: device, settings: settings, fallback: bell, loop: loop)
+        self.device = device
         (records, feed) = AsyncStream.makeStream(of: SessionRecord.self, bufferingPolicy: .unbounded)
     }
 
@@ -55,6 +58,14 @@ public final class SoundPreview: Sendable {
         }
         // As a nap does once asleep: what the set-up touched (the command, the checks) goes back
         // before the sound starts, and a long preview holds only what playing runs (issue 23).
+        // Then alsa-lib's hooks for the device run (see ALSAConfiguration), and what they loaded
+        // goes back too: after the set-up's pages, so that the two never add up. A hook that
+        // hangs (a sound server that does not answer) holds the preview up for a second at most,
+        // and the device's open then meets it as it would have.
+        SetUpMemory.giveBack()
+        let device = device
+        _ = await BoundedCall.start(named: "snoozefuse-alsa-conf") { ALSAConfiguration.prepare(device: device) }
+            .value(waitingAtMost: .seconds(1), on: clock)
         SetUpMemory.giveBack()
         let report = await output.start(reason: .nap)
         for fallback in report.fallbacks {
