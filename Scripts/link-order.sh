@@ -153,7 +153,8 @@ for path in outputs:
         first_seen.setdefault(symbol, len(first_seen))
         runs_in.setdefault(symbol, []).append(path)
 def key(s):
-    in_alarm = [path for path in runs_in[s] if path in alarm]
+    # Each alarm command once, however many parts its profile has (a nap's count as one).
+    in_alarm = {"nap" if path.startswith(f"{work}/nap") else path for path in runs_in[s] if path in alarm}
     waited = sum(path in runs_in[s] for path in waits)
     # What a nap runs once its set-up is over and until its alarm stops (its waiting and its alarm)
     # first: that is what stays resident through the nap, and it is not spread by the set-up's code
