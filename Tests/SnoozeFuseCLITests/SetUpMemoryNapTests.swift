@@ -68,4 +68,55 @@ struct SetUpMemoryNapTests {
         #expect(seen["hook ran"])
         #expect(seen["still napping"])
     }
+
+    /// A hook of alsa-lib's configuration that hangs (here its `load` of a FIFO nobody writes)
+    /// may yet load and unload libraries: the nap does not give back then (a library mapped while
+    /// `/proc/self/smaps` is read and acted on could lose the pages its loader wrote), and its
+    /// alarm comes all the same once the hook is over.
+    @Test func whileAlsaLibsHooksHangTheNapKeepsItsPagesAndStillRings() async throws {
+        let seen = try await script { home, seen in
+            let fifo = home.folder.path("hook.fifo")
+            guard mkfifo(fifo, 0o600) == 0 else { throw POSIXError(.EIO) }
+            let configuration = home.folder.path("alsa.conf")
+            try "@hooks [ { func load files [ \"\(fifo)\" ] errors false } ]\npcm.null { type null }\n"
+                .write(toFile: configuration, atomically: true, encoding: .utf8)
+            var environment = home.environment
+            environment["ALSA_CONFIG_PATH"] = configuration
+            let nap = try BackgroundProcess(BuiltProducts.executable("snoozefuse"),
+                                            ["nap", "--no-hold", "--release", "0", "--nap", "8", "--max", "60", "--ring-limit", "1",
+                                             "--fade-in", "0", "--device", "null", "--events", "jsonl", "--quiet"],
+                                            environment: environment, standardOutput: home.folder.path("events.jsonl"),
+                                            standardError: home.folder.path("events.jsonl.err"))
+            // Lets the hook read an empty file and end (whatever happens above).
+            func release() {
+                let writer = open(fifo, O_WRONLY | O_NONBLOCK)
+                if writer >= 0 { close(writer) }
+            }
+            defer {
+                release()
+                if !waitFor(.seconds(30), { !nap.isRunning }) { nap.signal(SIGKILL) }
+            }
+            seen.steps["napping"] = waitFor { home.state()?["phase"] as? String == "napping" }
+            // Past the 2 s a give-back waits for the hooks, and the time one takes.
+            Thread.sleep(forTimeInterval: 4)
+            if let (peak, now) = memory(nap.pid) {
+                seen.numbers["peak"] = Double(peak)
+                seen.numbers["now"] = Double(now)
+            }
+            seen.steps["still napping"] = home.state()?["phase"] as? String == "napping"
+            release()
+            seen.steps["rang"] = waitFor(.seconds(20)) {
+                home.lines(home.folder.path("events.jsonl")).contains { $0["event"] as? String == "alarm" }
+            }
+            seen.texts["output"] = home.lines(home.folder.path("events.jsonl")).first { $0["event"] as? String == "alarm" }?["output"] as? String
+            seen.steps["ended"] = waitFor(.seconds(30)) { !nap.isRunning }
+        }
+        #expect(seen["napping"], "\(seen.texts)")
+        #expect(seen["still napping"])
+        let peak = try #require(seen.numbers["peak"]), now = try #require(seen.numbers["now"])
+        #expect(now * 10 > peak * 8, "kept its pages: resident \(now) KiB of a peak of \(peak) KiB")
+        #expect(seen["rang"], "\(seen.texts)")
+        #expect(seen.texts["output"] == "ALSA null", "\(seen.texts)")
+        #expect(seen["ended"])
+    }
 }

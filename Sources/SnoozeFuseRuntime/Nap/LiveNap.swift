@@ -214,7 +214,7 @@ public final class LiveNap: Sendable {
         // whether it runs, through libpulse) is then part of the set-up, whose pages go back once
         // the person is asleep, not of the alarm's first open.
         let alarmDevice = configuration.device
-        _ = BoundedCall.start(named: "snoozefuse-alsa-conf") { ALSAConfiguration.prepare(device: alarmDevice) }
+        let alsaConfigured = BoundedCall.start(named: "snoozefuse-alsa-conf") { ALSAConfiguration.prepare(device: alarmDevice) }
         // On a sound server: the alarm's own streams on the routed sinks, their mute and volume
         // fixed (the person's own kept, and put back by whoever holds the alarm last), proof from
         // their monitors.
@@ -276,7 +276,7 @@ public final class LiveNap: Sendable {
         keeper.saveSinkFixes(ledger.all)
         keeperSlot.keeper = keeper
         // The set-up's memory goes back once it is over: when the person is asleep.
-        let settled = SetUpSettled()
+        let settled = SetUpSettled(after: alsaConfigured)
         var ports = NapPorts(
             clock: loop.clock, executor: loop, alarm: SettledBeforeArming(base: volume, settled: settled), sleepSound: sleepSound,
             pulses: (plugins?.emitters ?? []).map(EmitterSink.init), keys: keys, notes: notes,
@@ -478,18 +478,34 @@ private final class SessionLink: Sendable {
 private final class SetUpSettled: Sendable {
     /// Arming comes 2 s before the alarm and waits for a give-back under way: 3 s more for it.
     static let leadNeeded = Duration.seconds(5)
+    /// How long a give-back waits for alsa-lib's hooks of the set-up to be over (within the lead).
+    static let hooksLimit = Duration.seconds(2)
 
     private struct State {
         var armed = false
         var call: BoundedCall<Void>?
     }
     private let state = Locked(State())
+    /// alsa-lib's reading of its configuration, started in the set-up (its hooks load and unload
+    /// libraries).
+    private let hooks: BoundedCall<Bool>
+
+    init(after hooks: BoundedCall<Bool>) {
+        self.hooks = hooks
+    }
 
     /// The person is asleep: gives back, once, unless the alarm was armed first. Returns at once.
+    /// The give-back waits for alsa-lib's hooks, and is skipped when they are still running after
+    /// ``hooksLimit`` (a sound server that does not answer): a library mapped or unmapped while
+    /// `/proc/self/smaps` is read and acted on could lose the pages its loader wrote.
     func asleep() {
         state.withLock { state in
             if !state.armed, state.call == nil {
-                state.call = BoundedCall.start(named: "snoozefuse-settle") { SetUpMemory.giveBack() }
+                let hooks = hooks
+                state.call = BoundedCall.start(named: "snoozefuse-settle") {
+                    guard hooks.wait(atMost: Self.hooksLimit) != nil else { return }
+                    SetUpMemory.giveBack()
+                }
             }
         }
     }

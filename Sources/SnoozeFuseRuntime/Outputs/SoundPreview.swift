@@ -61,12 +61,13 @@ public final class SoundPreview: Sendable {
         // Then alsa-lib's hooks for the device run (see ALSAConfiguration), and what they loaded
         // goes back too: after the set-up's pages, so that the two never add up. A hook that
         // hangs (a sound server that does not answer) holds the preview up for a second at most,
-        // and the device's open then meets it as it would have.
+        // and the device's open then meets it as it would have; its libraries are left alone
+        // then (a give-back must not race a library being loaded or unloaded).
         SetUpMemory.giveBack()
         let device = device
-        _ = await BoundedCall.start(named: "snoozefuse-alsa-conf") { ALSAConfiguration.prepare(device: device) }
+        let prepared = await BoundedCall.start(named: "snoozefuse-alsa-conf") { ALSAConfiguration.prepare(device: device) }
             .value(waitingAtMost: .seconds(1), on: clock)
-        SetUpMemory.giveBack()
+        if prepared != nil { SetUpMemory.giveBack() }
         let report = await output.start(reason: .nap)
         for fallback in report.fallbacks {
             var record = stamped(.output, message: fallback)
