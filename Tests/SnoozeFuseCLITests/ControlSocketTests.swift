@@ -165,6 +165,9 @@ struct ControlSocketTests {
             seen.numbers["guardian"] = Double(guardian)
             guard guardian > 0 else { return }
             defer { kill(guardian, SIGCONT) }
+            // The watcher takes the guardian's lock (descriptor 4) moments after the nap starts it;
+            // stopped before that, no guardian holds the nap (`status` says `interrupted`).
+            seen.steps["the watcher holds the lock"] = waitFor(.seconds(10)) { isGuardianLock(guardian, 4) }
             let dueBefore = alarmDue(home.state()) ?? 0
             kill(guardian, SIGSTOP)
             nap.signal(SIGKILL)
@@ -189,6 +192,7 @@ struct ControlSocketTests {
             seen.steps["gone"] = waitFor { home.status() == "none" }
         }
         #expect(seen["napping"], "\(seen.texts)")
+        #expect(seen["the watcher holds the lock"])
         #expect(seen.texts["status stopped"] == "guarded", "\(seen.texts)")
         #expect(seen.numbers["early status"] == 69, "\(seen.texts)")
         let guardian = Int(seen.numbers["guardian"] ?? 0)

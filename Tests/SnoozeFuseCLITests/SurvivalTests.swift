@@ -123,7 +123,7 @@ private func programName(_ pid: Int32) -> String? {
 }
 
 /// Whether descriptor `fd` of process `pid` is the state folder's guardian lock.
-private func isGuardianLock(_ pid: Int32, _ fd: Int32) -> Bool {
+func isGuardianLock(_ pid: Int32, _ fd: Int32) -> Bool {
     (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)"))?.hasSuffix("/guardian.lock") == true
 }
 
