@@ -62,13 +62,15 @@ public enum AtomicFile {
         try write([UInt8](data), toPath: url.path)
     }
 
-    /// Replaces the file at the absolute `path` with `bytes`, as ``write(_:to:)`` does. Plain
-    /// strings, no `URL` or `Data`: a nap writes its live state at every change while its alarm
-    /// rings, and every page of Foundation it runs then is mapped back into it (issue 23).
+    /// Replaces the file at `path` with `bytes`, as ``write(_:to:)`` does. Plain strings, no
+    /// `URL` or `Data`: a nap writes its live state at every change while its alarm rings, and
+    /// every page of Foundation it runs then is mapped back into it (issue 23).
     public static func write(_ bytes: [UInt8], toPath path: String) throws(StoreError) {
-        let slash = path.lastIndex(of: "/") ?? path.startIndex
-        let folder = slash == path.startIndex ? "/" : String(path[..<slash])
-        let name = String(path[path.index(after: slash)...])
+        var folder = ".", name = path
+        if let slash = path.lastIndex(of: "/") {
+            folder = slash == path.startIndex ? "/" : String(path[..<slash])
+            name = String(path[path.index(after: slash)...])
+        }
         if PrivateFiles.exists(folder) {
             try PrivateFiles.checkWritableFolder(folder)
         } else {

@@ -22,4 +22,20 @@ struct AtomicFileWriteTests {
         #expect((folderAttributes[.posixPermissions] as? NSNumber)?.intValue == 0o700, "the missing folder is made private")
         #expect(try FileManager.default.contentsOfDirectory(atPath: url.deletingLastPathComponent().path) == ["session.json"])
     }
+
+    /// The same by path (what a nap's live state is written with): a folder made, a relative path
+    /// in the working folder, a folder that is a file refused with its name.
+    @Test func byPathAsByURL() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("state/deeper/session.json")
+        try AtomicFile.write(Array("{}".utf8), toPath: path)
+        #expect(try AtomicFile.read(path: path) == Data("{}".utf8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path("state/deeper")) == ["session.json"])
+        let relative = "snoozefuse-relative-\(getpid()).json"
+        defer { unlink(relative) }
+        try AtomicFile.write(Array("x".utf8), toPath: relative)
+        #expect(try AtomicFile.read(path: FileManager.default.currentDirectoryPath + "/" + relative) == Data("x".utf8))
+        try Data().write(to: folder.url.appendingPathComponent("file"))
+        #expect(throws: StoreError.self) { try AtomicFile.write(Array("y".utf8), toPath: folder.path("file/session.json")) }
+    }
 }

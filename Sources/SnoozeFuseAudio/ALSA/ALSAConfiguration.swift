@@ -12,8 +12,9 @@ public enum ALSAConfiguration {
     /// D-Bus, libsystemd) and runs their code. Left to the alarm's first open, after the nap gave
     /// its set-up's pages back, it kept about 1 MiB of them resident while the alarm rang (issue 23).
     ///
-    /// Blocks for as long as a hook does (a sound server that does not answer): call it from a
-    /// thread of its own.
+    /// Blocks for as long as a hook does (one that reads a file nobody writes, a FIFO say; Debian's
+    /// PulseAudio hook, tried against a frozen server, gave up at once): call it from a thread of
+    /// its own.
     /// - Returns: whether alsa-lib defines `device`.
     @discardableResult
     public static func prepare(device: String) -> Bool {

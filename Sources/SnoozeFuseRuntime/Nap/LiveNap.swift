@@ -210,7 +210,7 @@ public final class LiveNap: Sendable {
         let bell = Self.bell(tty: ttyForBell, terminal: terminal, usesColour: configuration.usesColour, hint: hint,
                              display: configuration.showsCountdown, loop: loop)
         // alsa-lib reads its configuration of the alarm's device now, on a thread of its own (a
-        // hook can wait on a sound server): what its hooks load and run (Debian's asks PulseAudio
+        // hook can block): what its hooks load and run (Debian's asks PulseAudio
         // whether it runs, through libpulse) is then part of the set-up, whose pages go back once
         // the person is asleep, not of the alarm's first open.
         let alarmDevice = configuration.device
@@ -496,7 +496,7 @@ private final class SetUpSettled: Sendable {
 
     /// The person is asleep: gives back, once, unless the alarm was armed first. Returns at once.
     /// The give-back waits for alsa-lib's hooks, and is skipped when they are still running after
-    /// ``hooksLimit`` (a sound server that does not answer): a library mapped or unmapped while
+    /// ``hooksLimit`` (a hook that blocks): a library mapped or unmapped while
     /// `/proc/self/smaps` is read and acted on could lose the pages its loader wrote.
     func asleep() {
         state.withLock { state in

@@ -60,9 +60,9 @@ public final class SoundPreview: Sendable {
         // before the sound starts, and a long preview holds only what playing runs (issue 23).
         // Then alsa-lib's hooks for the device run (see ALSAConfiguration), and what they loaded
         // goes back too: after the set-up's pages, so that the two never add up. A hook that
-        // hangs (a sound server that does not answer) holds the preview up for a second at most,
-        // and the device's open then meets it as it would have; its libraries are left alone
-        // then (a give-back must not race a library being loaded or unloaded).
+        // blocks holds the preview up for a second at most, and the device's open then meets it
+        // as it would have; its libraries are left alone then (a give-back must not race a
+        // library being loaded or unloaded).
         SetUpMemory.giveBack()
         let device = device
         let prepared = await BoundedCall.start(named: "snoozefuse-alsa-conf") { ALSAConfiguration.prepare(device: device) }
