@@ -258,12 +258,13 @@ struct LivenessTests {
 /// that copy stands in.
 @Suite("A damaged live state is said, kept and recorded")
 struct DamagedStateTests {
-    @Test(arguments: ["garbage", "empty", "truncated"])
+    @Test(arguments: ["garbage", "empty", "truncated", "another shape"])
     func aDamagedStateWithoutACopyIsItsOwnStatusAndTheNextNapKeepsItAside(_ kind: String) async throws {
         let seen = try await script { home, seen in
             let folder = home.folder.path("state/snoozefuse")
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             let damaged = kind == "garbage" ? Data("\u{1}\u{2}not json at all".utf8) : kind == "empty" ? Data()
+                : kind == "another shape" ? Data(#"{"version":1,"pid":"4242"}"#.utf8)
                 : Data(#"{"version":1,"pid":4242,"holder":"nap","bootID":"x","phase":"napp"#.utf8)
             try damaged.write(to: URL(fileURLWithPath: home.sessionFile))
             let status = try home.run(["status", "--json"])
@@ -285,6 +286,11 @@ struct DamagedStateTests {
         }
         #expect(seen.texts["status"] == "damaged", "\(kind): \(seen.texts)")
         #expect(seen.texts["damage"]?.contains("session.json cannot be read") == true, "\(kind): \(seen.texts)")
+        // Why, in words: what is wrong with the bytes, or which member is not a live state's.
+        let why = ["garbage": "it is not whole JSON (17 bytes; cut short or overwritten: not JSON at byte 0: a value cannot start with byte 1",
+                   "empty": "it is empty", "truncated": "it is not whole JSON (65 bytes; cut short or overwritten: not JSON at byte 65: the document ends inside a string",
+                   "another shape": "it is JSON but not a nap's live state (pid is a string, not a number)"][kind] ?? "?"
+        #expect(seen.texts["damage"]?.contains(why) == true, "\(kind): \(seen.texts)")
         #expect(seen.numbers["resume"] == 78, "\(kind): \(seen.texts)")
         #expect(seen.numbers["nap"] == 0, "\(kind): \(seen.texts)")
         #expect(seen.texts["nap said"]?.contains("it is kept as") == true, "\(kind): \(seen.texts)")

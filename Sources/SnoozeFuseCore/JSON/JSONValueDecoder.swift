@@ -47,22 +47,11 @@ extension JSONValue {
         DecodingError.Context(codingPath: path, debugDescription: what)
     }
 
-    fileprivate var kind: String {
-        switch self {
-        case .null: "null"
-        case .bool: "a boolean"
-        case .number: "a number"
-        case .string: "a string"
-        case .array: "an array"
-        case .object: "an object"
-        }
-    }
-
     fileprivate func mismatch(_ type: Any.Type, _ path: [any CodingKey]) -> DecodingError {
         if case .null = self {
             return .valueNotFound(type, context(path, "expected \(type), found null"))
         }
-        return .typeMismatch(type, context(path, "expected \(type), found \(kind)"))
+        return .typeMismatch(type, context(path, "expected \(type), found \(kindName)"))
     }
 
     fileprivate func bool(_ path: @autoclosure () -> [any CodingKey]) throws -> Bool {

@@ -150,10 +150,14 @@ final class LiveSessionKeeper: Sendable {
             return .damaged(reason: error.description, fallback: copy(paths))
         }
         guard let data else { return .none }
-        if let live = LiveSessionState.decode(data) { return .state(live) }
-        let reason = data.isEmpty ? "it is empty"
-            : (try? JSONSerialization.jsonObject(with: data)) == nil ? "it is not whole JSON (\(data.count) bytes; cut short or overwritten)"
-            : "it is JSON but not a nap's live state"
+        let reason: String
+        do throws(JSONFieldError) {
+            return .state(try LiveSessionState.read([UInt8](data)))
+        } catch {
+            reason = data.isEmpty ? "it is empty"
+                : error.isSyntax ? "it is not whole JSON (\(data.count) bytes; cut short or overwritten: \(error.problem))"
+                : "it is JSON but not a nap's live state (\(error))"
+        }
         return .damaged(reason: reason, fallback: copy(paths))
     }
 

@@ -119,11 +119,18 @@ public struct LiveSessionState: Codable, Sendable, Hashable {
         Array(((try? JSONValueEncoder().encode(self)) ?? "").utf8)
     }
 
-    /// The state in `data`, or nil when it is not a nap's live state. Read with Core's
-    /// JSONValueDecoder, not JSONDecoder: `status` reads it every time a status bar asks, and
-    /// JSONDecoder's first use was a fifth of its instructions (issue 23).
+    /// The state in `data`, or nil when it is not a nap's live state (``read(_:)`` says why).
     public static func decode(_ data: Data) -> LiveSessionState? {
-        try? JSONValueDecoder().decode(LiveSessionState.self, from: [UInt8](data))
+        try? read([UInt8](data))
+    }
+
+    /// The state in `bytes`, read by hand with Core's JSONFields: what JSONDecoder reads from the
+    /// same bytes (tested on thousands of variations), or the member that is not a live state's.
+    /// Not JSONDecoder: `status` reads the state every time a status bar asks, and JSONDecoder's
+    /// first use was a fifth of its instructions; nor Codable through Core's JSONValueDecoder,
+    /// whose generic containers were a fifth still (issue 23).
+    public static func read(_ bytes: [UInt8]) throws(JSONFieldError) -> LiveSessionState {
+        try LiveSessionState(try JSONFields(parsing: bytes))
     }
 
     /// The state of `session` at `now`.
@@ -168,4 +175,106 @@ public func currentBootID() -> String {
     while id.last?.isWhitespace == true { id.removeLast() }
     while id.first?.isWhitespace == true { id.removeFirst() }
     return String(id)
+}
+
+// MARK: - Read by hand (see LiveSessionState.read): every member a synthesized Decodable reads,
+// required or optional as it takes it. A test checks that the state of the test with every member
+// really has each one, so a member added to a type and not here is noticed.
+
+extension SavedInstant {
+    init(_ fields: JSONFields) throws(JSONFieldError) {
+        wall = try fields.string("wall")
+        wallSeconds = try fields.double("wallSeconds")
+        bootSeconds = try fields.double("bootSeconds")
+    }
+
+    static func read(_ fields: JSONFields, _ key: String) throws(JSONFieldError) -> SavedInstant {
+        try SavedInstant(try fields.object(key))
+    }
+
+    static func read(_ fields: JSONFields, ifPresent key: String) throws(JSONFieldError) -> SavedInstant? {
+        guard let object = try fields.object(ifPresent: key) else { return nil }
+        return try SavedInstant(object)
+    }
+}
+
+extension SavedAlarmSetup {
+    init(_ fields: JSONFields) throws(JSONFieldError) {
+        soundPath = try fields.string(ifPresent: "soundPath")
+        soundName = try fields.string("soundName")
+        device = try fields.string("device")
+        volume = try fields.int("volume")
+        fadeInSeconds = try fields.double("fadeInSeconds")
+        systemVolume = try fields.int(ifPresent: "systemVolume")
+        ringLimitSeconds = try fields.double(ifPresent: "ringLimitSeconds")
+        snoozeSeconds = try fields.double("snoozeSeconds")
+        releaseSeconds = try fields.double("releaseSeconds")
+        napSeconds = try fields.double("napSeconds")
+        maxSeconds = try fields.double("maxSeconds")
+        presetName = try fields.string("presetName")
+        dismissal = try fields.choice(ifPresent: "dismissal", DismissMode.init(rawValue:))
+        route = try fields.string(ifPresent: "route")
+        fixesVolume = try fields.bool(ifPresent: "fixesVolume")
+    }
+}
+
+extension LiveSessionState {
+    init(_ fields: JSONFields) throws(JSONFieldError) {
+        // In the order of the type's members, as a synthesized Decodable reads them.
+        version = try fields.int("version")
+        pid = try fields.int32("pid")
+        holder = try fields.choice("holder", Holder.init(rawValue:))
+        guardianPid = try fields.int32(ifPresent: "guardianPid")
+        bootID = try fields.string("bootID")
+        phase = try fields.choice("phase", Phase.init(rawValue:))
+        started = try SavedInstant.read(fields, ifPresent: "started")
+        alarm = try fields.object(ifPresent: "alarm").map { (alarm) throws(JSONFieldError) in
+            SavedAlarm(due: try SavedInstant.read(alarm, "due"), reason: try alarm.choice("reason", AlarmReason.init(rawValue:)))
+        }
+        phaseEnds = try SavedInstant.read(fields, ifPresent: "phaseEnds")
+        phaseSeconds = try fields.double(ifPresent: "phaseSeconds")
+        maxDeadline = try SavedInstant.read(fields, ifPresent: "maxDeadline")
+        ringingSince = try SavedInstant.read(fields, ifPresent: "ringingSince")
+        snoozes = try fields.int("snoozes")
+        detached = try fields.bool("detached")
+        terminal = try fields.string(ifPresent: "terminal")
+        setup = try SavedAlarmSetup(try fields.object("setup"))
+        updated = try SavedInstant.read(fields, "updated")
+        history = try fields.object(ifPresent: "history").map { (history) throws(JSONFieldError) in try NapHistoryFacts(history) }
+        sinkFixes = try fields.objects(ifPresent: "sinkFixes").map { (fixes) throws(JSONFieldError) in
+            var read: [SinkLevelFix] = []
+            for fix in fixes {
+                read.append(SinkLevelFix(sink: try fix.string("sink"), mutedBefore: try fix.bool(ifPresent: "mutedBefore"),
+                                         volumeBefore: try fix.int(ifPresent: "volumeBefore")))
+            }
+            return read
+        }
+    }
+}
+
+extension NapHistoryFacts {
+    /// The facts as a live state keeps them (its CodingKeys: `origin` is not among them).
+    init(_ fields: JSONFields) throws(JSONFieldError) {
+        napID = try fields.string("napID")
+        holder = try fields.string("holder")
+        holdMode = try fields.bool("holdMode")
+        hold = try fields.string(ifPresent: "hold")
+        idleAfter = try fields.double(ifPresent: "idleAfter")
+        sound = try fields.string(ifPresent: "sound")
+        preset = try fields.string(ifPresent: "preset")
+        created = try fields.double("created")
+        started = try fields.double(ifPresent: "started")
+        fellAsleep = try fields.double(ifPresent: "fellAsleep")
+        napping = try fields.double(ifPresent: "napping")
+        firstRing = try fields.double(ifPresent: "firstRing")
+        reason = try fields.string(ifPresent: "reason")
+        latenessMs = try fields.double(ifPresent: "latenessMs")
+        output = try fields.string(ifPresent: "output")
+        rungBy = try fields.string(ifPresent: "rungBy")
+        takenOverBy = try fields.string(ifPresent: "takenOverBy")
+        snoozes = try fields.int("snoozes")
+        outcome = try fields.string(ifPresent: "outcome")
+        ended = try fields.double(ifPresent: "ended")
+        lastRelease = try fields.double(ifPresent: "lastRelease")
+    }
 }
