@@ -39,7 +39,12 @@ public enum WallClockText {
     /// The milliseconds since 1970 that `text` (exactly this type's form, `2026-11-21T21:45:03.123Z`)
     /// stands for, or nil for any other text: the inverse of ``iso8601(millisecondsSince1970:)``.
     public static func millisecondsSince1970(iso8601 text: String) -> Int64? {
-        let bytes = Array(text.utf8)
+        // Read in place, without an array of its bytes: `history` reads one per nap.
+        var text = text
+        return text.withUTF8 { millisecondsSince1970(iso8601: $0) }
+    }
+
+    private static func millisecondsSince1970(iso8601 bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
         guard bytes.count == 24, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"), bytes[10] == UInt8(ascii: "T"),
               bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"), bytes[19] == UInt8(ascii: "."),
               bytes[23] == UInt8(ascii: "Z") else { return nil }

@@ -400,6 +400,24 @@ struct UserDataCommandTests {
         #expect(records[2].hasPrefix("c,") && records[2].contains(",400,1200,"), "\(records)")
     }
 
+    /// Numbers no nap records (a database edited or damaged by hand) print as what they are or
+    /// as `-`: a negative lateness with its sign, a time to fall asleep beyond any `Int` as `-`
+    /// (it trapped: `Int(1e300)`), the rows around them as ever.
+    @Test func historyPrintsNumbersOutOfRangeWithoutFailing() throws {
+        let home = try NapHome()
+        #expect(try home.run(["config", "set", "bpm", "60"]).status == 0)
+        _ = try runTool("sqlite3", [home.database, """
+            INSERT INTO naps (napId, startedAt, endedAt, fallAsleepSeconds, napSeconds, latenessMs, outcome, alarmReason, snoozes, sound, output, rungBy, recordedBy, preset, takenOverBy) VALUES
+            ('a', '2026-11-20T10:00:00.000Z', '2026-11-20T10:30:00.000Z', 1e300, 7260, -0.25, 'dismissed', 'nap', 12, 'beep', NULL, 'nap', 'nap', 'p', 'guardian, resume'),
+            ('b', '2026-11-21T10:00:00.000Z', '2026-11-21T10:30:00.000Z', 272, 3599.6, 150.4, 'dismissed', 'max', 0, 'chime', 'ALSA null', 'nap', 'nap', 'p', NULL);
+            """])
+        let history = try home.run(["history"])
+        #expect(history.status == 0, "\(history.standardError)")
+        let lines = history.standardOutput.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst(2).joined(separator: " ") }
+        #expect(lines.contains("- - 2h01m dismissed nap -0.25 ms 12 nap>guardian>resume beep"), "\(history.standardOutput)")
+        #expect(lines.contains("- 4m32s 1h00m dismissed max 150 ms 0 nap chime → ALSA null"), "\(history.standardOutput)")
+    }
+
     /// `stop` forgetting an interrupted nap writes its history after it lets go of the nap lock:
     /// with the database held by another program, the history waits (up to 2 s) but a new nap
     /// started meanwhile is not refused as "another nap is running" (it was: stop held the lock

@@ -115,6 +115,9 @@ struct NapHistoryTests {
         #expect(NapHistoryChart.blocks([0, 400, nil, 200, 50]) == "▁█ ▅▂")
         #expect(NapHistoryChart.numbers([0, 399.6, nil, 200]) == "0 400 - 200")
         #expect(NapHistoryChart.blocks([]) == "")
+        // Times no nap records (a database edited by hand): clamped, or `-`, never a trap.
+        #expect(NapHistoryChart.blocks([-100, 10, .infinity]) == "▁▁█")
+        #expect(NapHistoryChart.numbers([1e300, -3, .infinity]) == "- -3 -")
     }
 
     @Test func theCSVIsRFC4180() {

@@ -115,13 +115,17 @@ public enum NapHistoryChart {
         return String(values.map { value -> Character in
             guard let value else { return " " }
             guard longest > 0 else { return blocks[0] }
-            return blocks[min(Int((value / longest * Double(blocks.count - 1)).rounded()), blocks.count - 1)]
+            guard value < longest else { return blocks[blocks.count - 1] }
+            // Clamped: a negative time, or any beside an infinite one (a database edited by hand).
+            let level = (value / longest * Double(blocks.count - 1)).rounded()
+            return blocks[Int(min(max(level.isFinite ? level : 0, 0), Double(blocks.count - 1)))]
         })
     }
 
-    /// The same as plain whole seconds (`-`: no hold), for NO_COLOR and output that is not a terminal.
+    /// The same as plain whole seconds (`-`: no hold, or a number no `Int` holds), for NO_COLOR
+    /// and output that is not a terminal.
     public static func numbers(_ values: [Double?]) -> String {
-        values.map { $0.map { "\(Int($0.rounded()))" } ?? "-" }.joined(separator: " ")
+        values.map { $0.flatMap { Int(exactly: $0.rounded()) }.map { "\($0)" } ?? "-" }.joined(separator: " ")
     }
 }
 
