@@ -409,13 +409,16 @@ struct UserDataCommandTests {
         _ = try runTool("sqlite3", [home.database, """
             INSERT INTO naps (napId, startedAt, endedAt, fallAsleepSeconds, napSeconds, latenessMs, outcome, alarmReason, snoozes, sound, output, rungBy, recordedBy, preset, takenOverBy) VALUES
             ('a', '2026-11-20T10:00:00.000Z', '2026-11-20T10:30:00.000Z', 1e300, 7260, -0.25, 'dismissed', 'nap', 12, 'beep', NULL, 'nap', 'nap', 'p', 'guardian, resume'),
-            ('b', '2026-11-21T10:00:00.000Z', '2026-11-21T10:30:00.000Z', 272, 3599.6, 150.4, 'dismissed', 'max', 0, 'chime', 'ALSA null', 'nap', 'nap', 'p', NULL);
+            ('b', '2026-11-21T10:00:00.000Z', '2026-11-21T10:30:00.000Z', 272, 3599.6, 150.4, 'dismissed', 'max', 0, 'chime', 'ALSA null', 'nap', 'nap', 'p', NULL),
+            ('c', '2026-11-22T10:00:00.000Z', '2026-11-22T10:30:00.000Z', -1e300, 1e400, -92233720368547758.08, 'dismissed', 'nap', 0, 'chime', NULL, 'nap', 'nap', 'p', NULL);
             """])
         let history = try home.run(["history"])
         #expect(history.status == 0, "\(history.standardError)")
         let lines = history.standardOutput.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst(2).joined(separator: " ") }
         #expect(lines.contains("- - 2h01m dismissed nap -0.25 ms 12 nap>guardian>resume beep"), "\(history.standardOutput)")
         #expect(lines.contains("- 4m32s 1h00m dismissed max 150 ms 0 nap chime → ALSA null"), "\(history.standardOutput)")
+        // A lateness of -2^63 hundredths of a millisecond: its digits, not a trap in abs().
+        #expect(lines.contains("- - - dismissed nap -92233720368547758.08 ms 0 nap chime"), "\(history.standardOutput)")
     }
 
     /// `stop` forgetting an interrupted nap writes its history after it lets go of the nap lock:

@@ -241,9 +241,10 @@ enum HistoryText {
         } else {
             guard let hundredths = Int(exactly: (value * 100).rounded()) else { return append("-", &text) }
             if hundredths < 0 { text.append(UInt8(ascii: "-")) }
-            appendInteger(abs(hundredths) / 100, &text)
+            // Its magnitude, not abs(): -2^63 has no positive Int.
+            appendInteger(Int(hundredths.magnitude / 100), &text)
             text.append(UInt8(ascii: "."))
-            appendInteger(abs(hundredths) % 100, &text, digits: 2)
+            appendInteger(Int(hundredths.magnitude % 100), &text, digits: 2)
         }
         append(" ms", &text)
     }
