@@ -75,25 +75,14 @@ struct SetUpMemoryNapTests {
     /// alarm comes all the same once the hook is over.
     @Test func whileAlsaLibsHooksHangTheNapKeepsItsPagesAndStillRings() async throws {
         let seen = try await script { home, seen in
-            let fifo = home.folder.path("hook.fifo")
-            guard mkfifo(fifo, 0o600) == 0 else { throw POSIXError(.EIO) }
-            let configuration = home.folder.path("alsa.conf")
-            try "@hooks [ { func load files [ \"\(fifo)\" ] errors false } ]\npcm.null { type null }\n"
-                .write(toFile: configuration, atomically: true, encoding: .utf8)
-            var environment = home.environment
-            environment["ALSA_CONFIG_PATH"] = configuration
+            let hook = try HangingALSAHook(fifo: home.folder.path("hook.fifo"), configuration: home.folder.path("alsa.conf"))
             let nap = try BackgroundProcess(BuiltProducts.executable("snoozefuse"),
                                             ["nap", "--no-hold", "--release", "0", "--nap", "8", "--max", "60", "--ring-limit", "1",
                                              "--fade-in", "0", "--device", "null", "--events", "jsonl", "--quiet"],
-                                            environment: environment, standardOutput: home.folder.path("events.jsonl"),
+                                            environment: hook.environment(home.environment), standardOutput: home.folder.path("events.jsonl"),
                                             standardError: home.folder.path("events.jsonl.err"))
-            // Lets the hook read an empty file and end (whatever happens above).
-            func release() {
-                let writer = open(fifo, O_WRONLY | O_NONBLOCK)
-                if writer >= 0 { close(writer) }
-            }
             defer {
-                release()
+                hook.release()
                 if !waitFor(.seconds(30), { !nap.isRunning }) { nap.signal(SIGKILL) }
             }
             seen.steps["napping"] = waitFor { home.state()?["phase"] as? String == "napping" }
@@ -104,7 +93,7 @@ struct SetUpMemoryNapTests {
                 seen.numbers["now"] = Double(now)
             }
             seen.steps["still napping"] = home.state()?["phase"] as? String == "napping"
-            release()
+            hook.release()
             seen.steps["rang"] = waitFor(.seconds(20)) {
                 home.lines(home.folder.path("events.jsonl")).contains { $0["event"] as? String == "alarm" }
             }
@@ -118,5 +107,33 @@ struct SetUpMemoryNapTests {
         #expect(seen["rang"], "\(seen.texts)")
         #expect(seen.texts["output"] == "ALSA null", "\(seen.texts)")
         #expect(seen["ended"])
+    }
+}
+
+/// An alsa-lib configuration (`pcm.null` only) whose hook hangs: its `load` of a FIFO that nobody
+/// writes until ``release()``.
+struct HangingALSAHook {
+    let fifo: String
+    let configuration: String
+
+    init(fifo: String, configuration: String) throws {
+        guard mkfifo(fifo, 0o600) == 0 else { throw POSIXError(.EIO) }
+        try "@hooks [ { func load files [ \"\(fifo)\" ] errors false } ]\npcm.null { type null }\n"
+            .write(toFile: configuration, atomically: true, encoding: .utf8)
+        self.fifo = fifo
+        self.configuration = configuration
+    }
+
+    /// `base` with alsa-lib reading this configuration.
+    func environment(_ base: [String: String]) -> [String: String] {
+        var environment = base
+        environment["ALSA_CONFIG_PATH"] = configuration
+        return environment
+    }
+
+    /// Lets the hook read an empty file and end.
+    func release() {
+        let writer = open(fifo, O_WRONLY | O_NONBLOCK)
+        if writer >= 0 { close(writer) }
     }
 }

@@ -50,4 +50,36 @@ struct SoundPreviewMemoryTests {
         #expect(seen.numbers["libpulse code KiB"] == 0)
         #expect(seen["still playing"])
     }
+
+    /// A hook of alsa-lib's configuration that hangs (its `load` of a FIFO nobody writes): the
+    /// preview waits a second for it before its sound, then the device's open meets the hook and
+    /// is bounded as every open is. The sound falls back to the terminal bell, says why, and the
+    /// preview ends after its duration, the hook still hanging all the while.
+    @Test func whileAlsaLibsHooksHangThePreviewFallsBackAndEnds() async throws {
+        let seen = try await script { home, seen in
+            let hook = try HangingALSAHook(fifo: home.folder.path("hook.fifo"), configuration: home.folder.path("alsa.conf"))
+            let events = home.folder.path("events.jsonl")
+            let preview = try BackgroundProcess(BuiltProducts.executable("snoozefuse"),
+                                                ["sounds", "play", "chime", "--device", "null", "--duration", "3", "--events", "jsonl"],
+                                                environment: hook.environment(home.environment), standardOutput: events,
+                                                standardError: events + ".err")
+            defer {
+                hook.release()
+                if !waitFor(.seconds(10), { !preview.isRunning }) { preview.signal(SIGKILL) }
+            }
+            seen.steps["ended"] = waitFor(.seconds(40)) { !preview.isRunning }
+            guard seen["ended"] else { return }
+            seen.numbers["status"] = Double(preview.wait())
+            let lines = home.lines(events)
+            seen.texts["output"] = lines.first { $0["event"] as? String == "alarm" }?["output"] as? String
+            seen.steps["said why"] = lines.contains {
+                ($0["message"] as? String)?.contains("ALSA open on PCM 'null' did not return within") == true
+            }
+            seen.texts["said"] = (try? String(contentsOfFile: events + ".err", encoding: .utf8)) ?? ""
+        }
+        #expect(seen["ended"], "\(seen.texts)")
+        #expect(seen.numbers["status"] == 0, "\(seen.texts)")
+        #expect(seen.texts["output"] == "terminal bell", "\(seen.texts)")
+        #expect(seen["said why"], "\(seen.texts)")
+    }
 }
