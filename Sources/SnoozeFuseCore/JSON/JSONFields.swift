@@ -41,7 +41,7 @@ public struct JSONFields: Sendable {
     }
 
     /// `key` as a path in the document.
-    public func pathOf(_ key: String) -> String { path.isEmpty ? key : path + "." + key }
+    private func pathOf(_ key: String) -> String { path.isEmpty ? key : path + "." + key }
 
     private func required(_ key: String) throws(JSONFieldError) -> JSONValue {
         guard let value = value(key) else { throw JSONFieldError(path: pathOf(key), problem: "is missing") }
@@ -65,46 +65,32 @@ public struct JSONFields: Sendable {
     public func bool(_ key: String) throws(JSONFieldError) -> Bool { try bool(key, try required(key)) }
     public func double(_ key: String) throws(JSONFieldError) -> Double { try double(key, try required(key)) }
     public func int(_ key: String) throws(JSONFieldError) -> Int { try int(key, try required(key)) }
-
-    public func int32(_ key: String) throws(JSONFieldError) -> Int32 {
-        let value = try int(key)
-        guard let narrow = Int32(exactly: value) else { throw JSONFieldError(path: pathOf(key), problem: "\(value) is not an Int32") }
-        return narrow
-    }
+    public func int32(_ key: String) throws(JSONFieldError) -> Int32 { try int32(key, try required(key)) }
 
     /// The member `key`, an object.
     public func object(_ key: String) throws(JSONFieldError) -> JSONFields { try JSONFields(try required(key), path: pathOf(key)) }
 
+    /// A member whose string is one of a type's raw values: `make` gives the value, or nil for a
+    /// string that is none of them (refused, as JSONDecoder refuses it).
+    public func choice<T>(_ key: String, _ make: (String) -> T?) throws(JSONFieldError) -> T {
+        try choice(key, try required(key), make)
+    }
+
     // MARK: - Optional members (nil when absent or null)
 
-    public func string(ifPresent key: String) throws(JSONFieldError) -> String? {
-        guard let value = present(key) else { return nil }
-        return try string(key, value)
-    }
-
-    public func bool(ifPresent key: String) throws(JSONFieldError) -> Bool? {
-        guard let value = present(key) else { return nil }
-        return try bool(key, value)
-    }
-
-    public func double(ifPresent key: String) throws(JSONFieldError) -> Double? {
-        guard let value = present(key) else { return nil }
-        return try double(key, value)
-    }
-
-    public func int(ifPresent key: String) throws(JSONFieldError) -> Int? {
-        guard let value = present(key) else { return nil }
-        return try int(key, value)
-    }
-
-    public func int32(ifPresent key: String) throws(JSONFieldError) -> Int32? {
-        guard present(key) != nil else { return nil }
-        return try int32(key)
-    }
+    public func string(ifPresent key: String) throws(JSONFieldError) -> String? { try ifPresent(key, string) }
+    public func bool(ifPresent key: String) throws(JSONFieldError) -> Bool? { try ifPresent(key, bool) }
+    public func double(ifPresent key: String) throws(JSONFieldError) -> Double? { try ifPresent(key, double) }
+    public func int(ifPresent key: String) throws(JSONFieldError) -> Int? { try ifPresent(key, int) }
+    public func int32(ifPresent key: String) throws(JSONFieldError) -> Int32? { try ifPresent(key, int32) }
 
     public func object(ifPresent key: String) throws(JSONFieldError) -> JSONFields? {
-        guard let value = present(key) else { return nil }
-        return try JSONFields(value, path: pathOf(key))
+        try ifPresent(key) { (key, value) throws(JSONFieldError) in try JSONFields(value, path: pathOf(key)) }
+    }
+
+    /// As ``choice(_:_:)``, nil when the member is absent or null.
+    public func choice<T>(ifPresent key: String, _ make: (String) -> T?) throws(JSONFieldError) -> T? {
+        try ifPresent(key) { (key, value) throws(JSONFieldError) in try choice(key, value, make) }
     }
 
     /// The member `key`, an array of objects.
@@ -119,18 +105,10 @@ public struct JSONFields: Sendable {
         return objects
     }
 
-    /// A member whose string is one of a type's raw values: `make` gives the value, or nil for a
-    /// string that is none of them (refused, as JSONDecoder refuses it).
-    public func choice<T>(_ key: String, _ make: (String) -> T?) throws(JSONFieldError) -> T {
-        let text = try string(key)
-        guard let value = make(text) else { throw JSONFieldError(path: pathOf(key), problem: "\"\(text)\" is not one of its values") }
-        return value
-    }
-
-    /// As ``choice(_:_:)``, nil when the member is absent or null.
-    public func choice<T>(ifPresent key: String, _ make: (String) -> T?) throws(JSONFieldError) -> T? {
-        guard present(key) != nil else { return nil }
-        return try choice(key, make)
+    /// `convert` of the member `key`, or nil when it is absent or null.
+    private func ifPresent<T>(_ key: String, _ convert: (String, JSONValue) throws(JSONFieldError) -> T) throws(JSONFieldError) -> T? {
+        guard let value = present(key) else { return nil }
+        return try convert(key, value)
     }
 
     // MARK: - Conversions (JSONValueDecoder's)
@@ -151,6 +129,18 @@ public struct JSONFields: Sendable {
             throw JSONFieldError(path: pathOf(key), problem: "\(text) is beyond a Double's range")
         }
         return number
+    }
+
+    private func choice<T>(_ key: String, _ value: JSONValue, _ make: (String) -> T?) throws(JSONFieldError) -> T {
+        let text = try string(key, value)
+        guard let choice = make(text) else { throw JSONFieldError(path: pathOf(key), problem: "\"\(text)\" is not one of its values") }
+        return choice
+    }
+
+    private func int32(_ key: String, _ value: JSONValue) throws(JSONFieldError) -> Int32 {
+        let integer = try int(key, value)
+        guard let narrow = Int32(exactly: integer) else { throw JSONFieldError(path: pathOf(key), problem: "\(integer) is not an Int32") }
+        return narrow
     }
 
     /// An integer written as one (`42`), or as a number that is exactly one (`42.0`, `4.2e1`).
