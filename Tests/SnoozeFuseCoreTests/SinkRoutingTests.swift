@@ -10,6 +10,46 @@ private let unplugged = SinkDescription(name: "lineout", portType: "line", portA
 private let plain = SinkDescription(name: "auto_null")
 private let usbSpeaker = SinkDescription(name: "usb-speaker", formFactor: "speaker", bus: "usb")
 
+/// Sinks as real servers describe them (`pactl list sinks` on PulseAudio 16 and on pipewire-pulse
+/// 0.3: the name, `device.bus`, `device.form_factor`, `device.profile.name`, the active port's
+/// name, description and type). A card on PCI calls itself `internal`, its HDMI outputs too.
+enum RealSink {
+    static let laptopSpeakers = SinkDescription(
+        name: "alsa_output.pci-0000_00_1f.3.analog-stereo", description: "Built-in Audio Analog Stereo", formFactor: "internal", bus: "pci",
+        portType: "speaker", portAvailable: nil, profile: "analog-stereo", portName: "analog-output-speaker", portDescription: "Speakers")
+    static let lineOut = SinkDescription(
+        name: "alsa_output.pci-0000_00_1b.0.analog-stereo", description: "Built-in Audio Analog Stereo", formFactor: "internal", bus: "pci",
+        portType: "line", portAvailable: true, profile: "analog-stereo", portName: "analog-output-lineout", portDescription: "Line Out")
+    static let headphoneJack = SinkDescription(
+        name: "alsa_output.pci-0000_00_1f.3.analog-stereo", description: "Built-in Audio Analog Stereo", formFactor: "internal", bus: "pci",
+        portType: "headphones", portAvailable: true, profile: "analog-stereo", portName: "analog-output-headphones", portDescription: "Headphones")
+    /// PulseAudio: the port's type says HDMI.
+    static let hdmiPulseAudio = SinkDescription(
+        name: "alsa_output.pci-0000_00_1f.3.hdmi-stereo", description: "Built-in Audio Digital Stereo (HDMI)", formFactor: "internal", bus: "pci",
+        portType: "hdmi", portAvailable: true, profile: "hdmi-stereo", portName: "hdmi-output-0", portDescription: "HDMI / DisplayPort")
+    /// pipewire-pulse without port types: the profile and the port's name say HDMI.
+    static let hdmiPipeWire = SinkDescription(
+        name: "alsa_output.pci-0000_00_1f.3.hdmi-stereo-extra1", description: "Built-in Audio Digital Stereo (HDMI 2)", formFactor: "internal",
+        bus: "pci", portType: nil, portAvailable: true, profile: "hdmi-stereo-extra1", portName: "hdmi-output-1", portDescription: "HDMI / DisplayPort 2")
+    /// A graphics card's DisplayPort output, whose description says only DisplayPort.
+    static let displayPort = SinkDescription(
+        name: "alsa_output.pci-0000_01_00.1.iec958-stereo", description: "TU106 High Definition Audio Controller Digital Stereo", bus: "pci",
+        portName: "iec958-stereo-output", portDescription: "DisplayPort 1")
+    static let usbHeadset = SinkDescription(
+        name: "alsa_output.usb-Logitech_G430_Gaming_Headset-00.analog-stereo", description: "G430 Gaming Headset Analog Stereo",
+        formFactor: "headset", bus: "usb", portType: "headset", profile: "analog-stereo", portName: "analog-output", portDescription: "Analog Output")
+    /// A2DP on PulseAudio (`bluez_sink`) and on PipeWire (`bluez_output`).
+    static let bluetoothA2DP = SinkDescription(
+        name: "bluez_sink.00_1B_66_AA_BB_CC.a2dp_sink", description: "WH-1000XM4", formFactor: "headphone", bus: "bluetooth",
+        portType: "headphones", profile: "a2dp_sink", portName: "headphone-output", portDescription: "Headphone")
+    static let bluetoothHFP = SinkDescription(
+        name: "bluez_output.00_1B_66_AA_BB_CC.1", description: "WH-1000XM4", formFactor: "headset", bus: "bluetooth",
+        portType: "headset", profile: "headset-head-unit", portName: "headset-output", portDescription: "Headset")
+    /// A Bluetooth speaker: worn by nobody, but the server cannot tell.
+    static let bluetoothSpeaker = SinkDescription(
+        name: "bluez_output.11_22_33_44_55_66.1", description: "JBL Flip", formFactor: "speaker", bus: "bluetooth", profile: "a2dp-sink")
+}
+
 @Suite("Routing: which sinks an alarm plays on")
 struct SinkRoutingTests {
     struct Row: Sendable, CustomTestStringConvertible {
@@ -48,7 +88,51 @@ struct SinkRoutingTests {
         Row(sinks: [speakers, headset], defaultSink: "headset", route: .sinks(["nowhere"]), expected: ["headset"], missing: ["nowhere"]),
         // No sink at all.
         Row(sinks: [], defaultSink: nil, route: .wake, expected: []),
+        // A display as the default (HDMI, DisplayPort): it may be off or have no speakers, so the
+        // machine's speakers ring too; a headset is never added.
+        Row(sinks: [RealSink.hdmiPulseAudio, RealSink.laptopSpeakers, RealSink.usbHeadset], defaultSink: RealSink.hdmiPulseAudio.name,
+            route: .wake, expected: [RealSink.hdmiPulseAudio.name, RealSink.laptopSpeakers.name]),
+        Row(sinks: [RealSink.laptopSpeakers, RealSink.hdmiPipeWire], defaultSink: RealSink.hdmiPipeWire.name,
+            route: .wake, expected: [RealSink.hdmiPipeWire.name, RealSink.laptopSpeakers.name]),
+        Row(sinks: [RealSink.displayPort, RealSink.lineOut], defaultSink: RealSink.displayPort.name,
+            route: .wake, expected: [RealSink.displayPort.name, RealSink.lineOut.name]),
+        // The speakers as the default: the display is not added.
+        Row(sinks: [RealSink.laptopSpeakers, RealSink.hdmiPulseAudio], defaultSink: RealSink.laptopSpeakers.name,
+            route: .wake, expected: [RealSink.laptopSpeakers.name]),
+        Row(sinks: [RealSink.lineOut, RealSink.displayPort], defaultSink: RealSink.lineOut.name, route: .wake, expected: [RealSink.lineOut.name]),
+        // Headphones or a headset as the default: the speakers, never the display beside them.
+        Row(sinks: [RealSink.bluetoothA2DP, RealSink.hdmiPulseAudio, RealSink.laptopSpeakers], defaultSink: RealSink.bluetoothA2DP.name,
+            route: .wake, expected: [RealSink.bluetoothA2DP.name, RealSink.laptopSpeakers.name]),
+        Row(sinks: [RealSink.bluetoothHFP, RealSink.lineOut], defaultSink: RealSink.bluetoothHFP.name,
+            route: .wake, expected: [RealSink.bluetoothHFP.name, RealSink.lineOut.name]),
+        Row(sinks: [RealSink.usbHeadset, RealSink.displayPort, RealSink.laptopSpeakers], defaultSink: RealSink.usbHeadset.name,
+            route: .wake, expected: [RealSink.usbHeadset.name, RealSink.laptopSpeakers.name]),
+        Row(sinks: [RealSink.headphoneJack, RealSink.hdmiPipeWire], defaultSink: RealSink.headphoneJack.name,
+            route: .wake, expected: [RealSink.headphoneJack.name, RealSink.hdmiPipeWire.name]),
+        // A display with only a headset beside it: nothing more to add.
+        Row(sinks: [RealSink.hdmiPulseAudio, RealSink.bluetoothA2DP], defaultSink: RealSink.hdmiPulseAudio.name,
+            route: .wake, expected: [RealSink.hdmiPulseAudio.name]),
+        // A Bluetooth speaker is on Bluetooth: it counts as worn, and the card's speakers ring too.
+        Row(sinks: [RealSink.bluetoothSpeaker, RealSink.laptopSpeakers], defaultSink: RealSink.bluetoothSpeaker.name,
+            route: .wake, expected: [RealSink.bluetoothSpeaker.name, RealSink.laptopSpeakers.name]),
     ]
+
+    /// What each real sink is, as the routing sees it.
+    @Test func realSinksAreToldApart() {
+        for display in [RealSink.hdmiPulseAudio, RealSink.hdmiPipeWire, RealSink.displayPort] {
+            #expect(display.isDisplay && !display.isSpeaker && !display.isPersonal, "\(display.name)")
+        }
+        for speaker in [RealSink.laptopSpeakers, RealSink.lineOut] {
+            #expect(speaker.isSpeaker && !speaker.isDisplay && !speaker.isPersonal, "\(speaker.name)")
+        }
+        for worn in [RealSink.usbHeadset, RealSink.bluetoothA2DP, RealSink.bluetoothHFP, RealSink.headphoneJack, RealSink.bluetoothSpeaker] {
+            #expect(worn.isPersonal && !worn.isDisplay && !worn.isSpeaker, "\(worn.name)")
+        }
+        #expect(RealSink.hdmiPulseAudio.kind == "display (HDMI) on pci")
+        #expect(RealSink.displayPort.kind == "display (DisplayPort) on pci")
+        let decision = SinkRouting.route([RealSink.hdmiPipeWire, RealSink.laptopSpeakers], defaultSink: RealSink.hdmiPipeWire.name, route: .wake)
+        #expect(decision.reasons.last == "\(RealSink.laptopSpeakers.name): the default sink is a display (HDMI) on pci, which may be off, muted on its own or without speakers")
+    }
 
     @Test(arguments: rows)
     func routes(_ row: Row) {
@@ -102,82 +186,6 @@ struct SinkLevelFixTests {
         let unmuted = SinkLevelFix.plan(for: mutedOriginal, original: mutedOriginal, floor: 60, earlier: nil).fix
         let lowered = SinkLevelFix.plan(for: SinkDescription(name: "m", volumePercent: 20), original: mutedOriginal, floor: 60, earlier: unmuted)
         #expect(lowered.fix == SinkLevelFix(sink: "m", mutedBefore: true, volumeBefore: 80))
-    }
-}
-
-@Suite("Proof that the alarm is heard: its band shape in the monitor")
-struct AlarmBandProfileTests {
-    static let rate = 8_000
-
-    static func tone(_ frequencies: [Double], seconds: Double = 1, amplitude: Float = 0.5, rate: Int = rate) -> [Float] {
-        (0 ..< Int(seconds * Double(rate))).map { index in
-            let t = Double(index) / Double(rate)
-            return amplitude * Float(frequencies.reduce(0.0) { $0 + sin(2 * Double.pi * $1 * t) } / Double(frequencies.count))
-        }
-    }
-
-    /// Deterministic white noise.
-    static func noise(seconds: Double = 1, amplitude: Float = 0.3) -> [Float] {
-        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
-        return (0 ..< Int(seconds * Double(rate))).map { _ in
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return amplitude * (Float(state >> 40) / Float(1 << 24) * 2 - 1)
-        }
-    }
-
-    static let alarm = tone([880, 1320])
-    static let written = AlarmBandProfile.of(alarm, sampleRate: rate)
-
-    @Test func theAlarmAtAnyGainProvesItself() {
-        let test = AlarmHeardTest()
-        for gain: Float in [1, 0.5, 0.1] {
-            let monitor = AlarmBandProfile.of(Self.alarm.map { $0 * gain }, sampleRate: Self.rate)
-            #expect(monitor.similarity(to: Self.written) > 0.99)
-            #expect(test.proves(monitor, written: Self.written), "gain \(gain)")
-        }
-    }
-
-    @Test func whatWasWrittenAtFortyEightKilohertzMatchesTheMonitorAtEight() {
-        let high = AlarmBandProfile.of(Self.tone([880, 1320], rate: 48_000), sampleRate: 48_000)
-        // Other window lengths, other leakage: alike well above the proof's threshold (0.75).
-        #expect(high.similarity(to: Self.written) > 0.85)
-        #expect(AlarmHeardTest().proves(Self.written, written: high))
-    }
-
-    @Test func silenceAMutedSinkOrAFewPercentProveNothing() {
-        let test = AlarmHeardTest()
-        #expect(!test.proves(AlarmBandProfile.of([Float](repeating: 0, count: 8_000), sampleRate: Self.rate), written: Self.written))
-        // A sink at 5 % volume (PulseAudio's cubic scale: 0.05³ of the amplitude).
-        let quiet = AlarmBandProfile.of(Self.alarm.map { $0 * 0.000_125 }, sampleRate: Self.rate)
-        #expect(!test.proves(quiet, written: Self.written))
-    }
-
-    @Test func otherAudioOnTheSinkIsNoProof() {
-        let test = AlarmHeardTest()
-        let music = AlarmBandProfile.of(Self.tone([196, 247, 294]), sampleRate: Self.rate)
-        let hiss = AlarmBandProfile.of(Self.noise(), sampleRate: Self.rate)
-        #expect(!test.proves(music, written: Self.written), "similarity \(music.similarity(to: Self.written))")
-        #expect(!test.proves(hiss, written: Self.written), "similarity \(hiss.similarity(to: Self.written))")
-    }
-
-    @Test func anAnalyserUsedForManyBlocksProfilesEachAsIfItWereTheFirst() {
-        // A stream keeps one analyser: nothing of one block may leak into the next.
-        var analyser = AlarmBandAnalyser(sampleRate: Self.rate)
-        let blocks = [Self.alarm, Self.noise(), Self.tone([196, 247, 294]), Self.alarm.map { $0 * 0.25 }]
-        for block in blocks + blocks.reversed() {
-            let reused = block.withUnsafeBufferPointer { analyser.profile(of: $0, channels: 1) }
-            let fresh = AlarmBandProfile.of(block, sampleRate: Self.rate)
-            #expect(reused == fresh)
-        }
-        // Interleaved stereo: the first channel is the one analysed.
-        let stereo = zip(Self.alarm, Self.noise()).flatMap { [$0, $1] }
-        var stereoAnalyser = AlarmBandAnalyser(sampleRate: Self.rate)
-        #expect(stereo.withUnsafeBufferPointer { stereoAnalyser.profile(of: $0, channels: 2) } == Self.written)
-    }
-
-    @Test func theAlarmUnderQuieterOtherAudioStillProvesItself() {
-        let mixed = zip(Self.alarm, Self.noise(amplitude: 0.05)).map { $0 + $1 }
-        #expect(AlarmHeardTest().proves(AlarmBandProfile.of(mixed, sampleRate: Self.rate), written: Self.written))
     }
 }
 
@@ -239,6 +247,26 @@ struct HeardWatchTests {
         #expect(watch.proof(sink: "a", level: 0.1, at: t(3.2)) == [], "heard again: not a first proof")
     }
 
+    /// A file that starts with 2 s of silence, or pauses for long between its beeps: the alarm's
+    /// own silence does not count against any sink; 2 s of its sound without proof do.
+    @Test func theAlarmsOwnLongSilencesMoveEveryDeadlineByTheirLength() {
+        var watch = HeardWatch(due: t(0), listening: ["a"])
+        // The file's first 2 s of silence, written in the first second.
+        watch.paused(for: .seconds(1), at: t(0.5))
+        watch.paused(for: .seconds(1), at: t(1))
+        #expect(watch.nextDeadline == t(4))
+        #expect(watch.timeElapsed(at: t(2)) == [], "no false escalation in the file's own silence")
+        #expect(watch.proof(sink: "a", level: 0.1, at: t(3)) == [.heard(sink: "a", level: 0.1, after: .seconds(3))])
+        // A pause of 1.5 s after the sink was heard: its deadline moves by as much.
+        watch.paused(for: .milliseconds(1_500), at: t(3.5))
+        #expect(watch.nextDeadline == t(6.5))
+        #expect(watch.timeElapsed(at: t(5)) == [])
+        #expect(watch.timeElapsed(at: t(6.5)) == [.unheard(sink: "a"), .escalate(.fixLevels)], "then its sound counts again")
+        // A silence noted before the last escalation does not move the next step.
+        watch.paused(for: .seconds(5), at: t(6))
+        #expect(watch.nextDeadline == t(8.5))
+    }
+
     @Test func withNoMonitorToReadItNeverEscalates() {
         var watch = HeardWatch(due: t(0), listening: [])
         #expect(watch.nextDeadline == nil)
@@ -247,55 +275,5 @@ struct HeardWatchTests {
         #expect(watch.nextDeadline == t(2))
         watch.forget("late")
         #expect(watch.nextDeadline == nil)
-    }
-}
-
-@Suite("A monitor read a block at a time, then rested: on virtual time")
-struct MonitorDutyTests {
-    @Test func aMonitorThatProvedRestsThenIsReadAgain() {
-        var duty = MonitorDuty<Instant>(rest: .milliseconds(750))
-        #expect(!duty.isResting("a") && duty.nextWake == nil, "read from the start")
-        duty.proved("a", at: t(1.25))
-        #expect(duty.isResting("a"))
-        #expect(duty.nextWake == t(2))
-        #expect(duty.rested(at: t(1.9)) == [])
-        #expect(duty.rested(at: t(2)) == ["a"])
-        #expect(!duty.isResting("a") && duty.nextWake == nil)
-        #expect(duty.rested(at: t(5)) == [], "once")
-    }
-
-    @Test func eachSinkRestsOnItsOwnAndTheEarliestWakesFirst() {
-        var duty = MonitorDuty<Instant>(rest: .seconds(1))
-        duty.proved("b", at: t(0.5))
-        duty.proved("a", at: t(0.25))
-        #expect(duty.nextWake == t(1.25))
-        #expect(duty.rested(at: t(1.3)) == ["a"])
-        #expect(duty.nextWake == t(1.5))
-        #expect(duty.rested(at: t(3)) == ["b"])
-    }
-
-    @Test func aForgottenSinkNeitherRestsNorWakes() {
-        var duty = MonitorDuty<Instant>()
-        duty.proved("a", at: t(0))
-        duty.forget("a")
-        #expect(!duty.isResting("a") && duty.nextWake == nil)
-        #expect(duty.rested(at: t(10)) == [])
-    }
-
-    @Test func provedOnceASecondTheWatchNeverCallsAPlayingSinkUnheard() {
-        // Blocks of a quarter second, each proving the alarm, then the default rest: over a
-        // minute the watch sees proof often enough and neither escalates nor reports.
-        var duty = MonitorDuty<Instant>()
-        var watch = HeardWatch(due: t(0), listening: ["a"])
-        var now = t(0), effects: [HeardWatch<Instant>.Effect] = []
-        while now < t(60) {
-            now = now.advanced(by: .milliseconds(250) + .milliseconds(40))   // a block, and the server's latency
-            effects += watch.proof(sink: "a", level: 0.1, at: now)
-            duty.proved("a", at: now)
-            now = duty.nextWake ?? now
-            effects += watch.timeElapsed(at: now)
-            #expect(duty.rested(at: now) == ["a"])
-        }
-        #expect(effects == [.heard(sink: "a", level: 0.1, after: .milliseconds(290))])
     }
 }

@@ -13,6 +13,9 @@
 ///   card again, then the fallback.
 /// - Sinks whose monitor cannot be read prove nothing and are not waited for: with none left, it
 ///   never escalates (the alarm is played but not verified, said once by the output).
+/// - What the alarm itself wrote as silence cannot be proved: a long silence of its own (a file's
+///   silent first seconds, a pause of a second or more, ``paused(for:at:)``) moves every deadline
+///   that it falls after later by its length. What counts is 2 s of the alarm's sound without proof.
 public struct HeardWatch<Instant: InstantProtocol>: Sendable, Hashable where Instant.Duration == Duration {
     public enum Step: String, Sendable, Hashable, CaseIterable {
         case fixLevels = "fix_levels"
@@ -38,6 +41,13 @@ public struct HeardWatch<Instant: InstantProtocol>: Sendable, Hashable where Ins
     private var reportedUnheard: Set<String> = []
     private var lastAnyProof: Instant?
     private var lastEscalation: Instant?
+    /// The alarm's own long silences, when each was noted and how long it is.
+    private var pauses: [Pause] = []
+
+    private struct Pause: Sendable, Hashable {
+        var at: Instant
+        var length: Duration
+    }
     public private(set) var steps: [Step] = []
 
     public init(due: Instant, listening: Set<String>, limit: Duration = .seconds(2)) {
@@ -53,6 +63,21 @@ public struct HeardWatch<Instant: InstantProtocol>: Sendable, Hashable where Ins
 
     /// How long no sink's monitor has carried the alarm, at `now`.
     public func silence(at now: Instant) -> Duration { (lastAnyProof ?? due).duration(to: now) }
+
+    /// The alarm wrote `length` more of a long silence of its own at `now`: no monitor can carry
+    /// proof of it, so the silence it makes on them does not count.
+    public mutating func paused(for length: Duration, at now: Instant) {
+        guard length > .zero else { return }
+        pauses.append(Pause(at: now, length: length))
+        // Only pauses after the oldest base that can still need them are kept.
+        let oldest = ([lastAnyProof ?? due, lastEscalation ?? due] + lastProof.values).min() ?? due
+        pauses.removeAll { $0.at < oldest }
+    }
+
+    /// `base`, moved later by the alarm's own long silences noted since.
+    private func heldOff(_ base: Instant) -> Instant {
+        pauses.reduce(base) { $1.at >= base ? $0.advanced(by: $1.length) : $0 }
+    }
 
     /// A sink now also plays and is listened to, or no longer is.
     public mutating func listen(to sink: String) { listening.insert(sink) }
@@ -84,11 +109,11 @@ public struct HeardWatch<Instant: InstantProtocol>: Sendable, Hashable where Ins
         guard !listening.isEmpty else { return nil }
         var next: Instant?
         if steps.count < Step.allCases.count {
-            next = max(lastAnyProof ?? due, lastEscalation ?? due).advanced(by: limit)
+            next = heldOff(max(lastAnyProof ?? due, lastEscalation ?? due)).advanced(by: limit)
         }
         for sink in listening where !reportedUnheard.contains(sink) {
             guard let last = lastProof[sink] else { continue }
-            let deadline = last.advanced(by: limit)
+            let deadline = heldOff(last).advanced(by: limit)
             if next.map({ deadline < $0 }) ?? true { next = deadline }
         }
         return next
@@ -98,12 +123,12 @@ public struct HeardWatch<Instant: InstantProtocol>: Sendable, Hashable where Ins
         guard !listening.isEmpty else { return [] }
         var effects: [Effect] = []
         for sink in listening.sorted() where !reportedUnheard.contains(sink) {
-            if let last = lastProof[sink], last.duration(to: now) >= limit {
+            if let last = lastProof[sink], heldOff(last).duration(to: now) >= limit {
                 reportedUnheard.insert(sink)
                 effects.append(.unheard(sink: sink))
             }
         }
-        let quietSince = max(lastAnyProof ?? due, lastEscalation ?? due)
+        let quietSince = heldOff(max(lastAnyProof ?? due, lastEscalation ?? due))
         guard quietSince.duration(to: now) >= limit else { return effects }
         if let next = Step.allCases.first(where: { !steps.contains($0) }) {
             steps.append(next)

@@ -21,10 +21,18 @@ public struct SinkDescription: Sendable, Hashable, Codable {
     public var portAvailable: Bool?
     /// The source that carries what the sink plays (`NAME.monitor`).
     public var monitor: String?
+    /// `device.profile.name`: the card profile the sink belongs to (`analog-stereo`,
+    /// `hdmi-stereo`, `hdmi-stereo-extra1`, `a2dp_sink`, `headset_head_unit`, …), when the server says.
+    public var profile: String?
+    /// The active port's name (`analog-output-speaker`, `hdmi-output-0`, …) and its description for
+    /// people (`HDMI / DisplayPort 2`), when the server says.
+    public var portName: String?
+    public var portDescription: String?
 
     public init(name: String, description: String = "", muted: Bool = false, volumePercent: Int = 100,
                 formFactor: String? = nil, bus: String? = nil, portType: String? = nil,
-                portAvailable: Bool? = nil, monitor: String? = nil) {
+                portAvailable: Bool? = nil, monitor: String? = nil, profile: String? = nil,
+                portName: String? = nil, portDescription: String? = nil) {
         self.name = name
         self.description = description.isEmpty ? name : description
         self.muted = muted
@@ -34,6 +42,9 @@ public struct SinkDescription: Sendable, Hashable, Codable {
         self.portType = portType
         self.portAvailable = portAvailable
         self.monitor = monitor
+        self.profile = profile
+        self.portName = portName
+        self.portDescription = portDescription
     }
 
     /// Worn by one person (a headset, headphones, a Bluetooth device): an alarm there may play into
@@ -45,9 +56,21 @@ public struct SinkDescription: Sendable, Hashable, Codable {
         return false
     }
 
+    /// A display's audio (HDMI, DisplayPort, a television): the screen may be off, have no
+    /// speakers, or be muted with its own remote, and the server cannot tell. Known by the active
+    /// port's type or name, the card profile, the form factor, or (for servers that say nothing
+    /// else) the sink's own name and description.
+    public var isDisplay: Bool {
+        if let portType, ["hdmi", "tv"].contains(portType) { return true }
+        if formFactor == "tv" { return true }
+        let words = [profile, portName, portDescription, name, description].compactMap { $0?.lowercased() }
+        return words.contains { $0.contains("hdmi") || $0.contains("displayport") }
+    }
+
     /// A loudspeaker of the machine (or one it drives): its form factor or its active port says so.
+    /// A display is not one, though its card calls itself internal.
     public var isSpeaker: Bool {
-        guard !isPersonal else { return false }
+        guard !isPersonal, !isDisplay else { return false }
         if let formFactor, ["internal", "speaker", "computer"].contains(formFactor) { return true }
         if let portType, ["speaker", "line", "analog"].contains(portType) { return true }
         return false
@@ -56,10 +79,19 @@ public struct SinkDescription: Sendable, Hashable, Codable {
     /// Nothing can be heard from it: its port reports nothing plugged in.
     public var isUnplugged: Bool { portAvailable == false }
 
-    /// What kind of output it is, in a few words for people (`headset on bluetooth`).
+    /// What kind of output it is, in a few words for people (`headset on bluetooth`, `display
+    /// (HDMI) on pci`).
     public var kind: String {
-        let what = formFactor ?? portType ?? "sink"
+        let what = isDisplay ? "display (\(displayKind))" : formFactor ?? portType ?? "sink"
         return bus.map { "\(what) on \($0)" } ?? what
+    }
+
+    /// HDMI, DisplayPort or TV, from what the server says.
+    private var displayKind: String {
+        let words = [portDescription, portName, profile, description, name].compactMap { $0?.lowercased() }
+        if words.contains(where: { $0.contains("displayport") }) && !words.contains(where: { $0.contains("hdmi") }) { return "DisplayPort" }
+        if portType == "tv" || formFactor == "tv" { return "TV" }
+        return "HDMI"
     }
 }
 

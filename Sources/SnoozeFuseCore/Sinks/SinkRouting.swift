@@ -47,11 +47,14 @@ public enum SinkRouting {
             guard let first else { return Decision(sinks: [], reasons: ["the server has no sink"]) }
             var chosen = [first.name]
             var reasons = ["\(first.name): the default sink"]
-            let unheard = first.isPersonal || first.isUnplugged
+            let unheard = first.isPersonal || first.isUnplugged || first.isDisplay
             guard unheard else { return Decision(sinks: chosen, reasons: reasons) }
-            let why = first.isUnplugged ? "has nothing plugged in" : "is a \(first.kind), worn by one person"
+            let why = first.isUnplugged ? "has nothing plugged in"
+                : first.isDisplay ? "is a \(first.kind), which may be off, muted on its own or without speakers"
+                : "is a \(first.kind), worn by one person"
             let others = sinks.filter { $0.name != first.name && !$0.isPersonal && !$0.isUnplugged }
-            // The machine's speakers; where no sink says it is one, every other sink nobody wears.
+            // The machine's speakers; where no sink says it is one, every other sink nobody wears
+            // (another display among them).
             let speakers = others.filter(\.isSpeaker)
             for sink in speakers.isEmpty ? others : speakers {
                 chosen.append(sink.name)
