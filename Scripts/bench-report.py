@@ -705,15 +705,15 @@ snd_pcm_sframes_t snd_pcm_writei(snd_pcm_t *pcm, const void *buffer, snd_pcm_ufr
                           f"window after the silence it made. The slowest of {len(delays)} took {worst * 1000:.0f} ms.")
 
         # 2. CPU per alarm-second: the whole nap process (its timers, its streams, its monitor
-        # listener at 8 kHz) beside aplay playing a WAV on the same sink.
+        # listener at the stream's rate) beside aplay playing a WAV on the same sink.
         wav = os.path.join(self.work, "heard.wav")
         subprocess.run(["sox", "-n", "-r", "48000", "-c", "2", "-b", "16", wav, "synth", str(self.window + 10),
                         "sine", "880", "gain", "-6"], check=True)
 
         # The nap rings 1 s after it starts: its window begins a second later than aplay's. A
         # second peer adds what any listener pays to read the monitor: parec recording it at the
-        # listener's rate (mono float at 8 kHz) beside aplay.
-        recorder = ["parec", "-d", "nullsink.monitor", "--format=float32le", "--rate=8000", "--channels=1",
+        # listener's rate (mono float at the stream's 48 kHz) beside aplay.
+        recorder = ["parec", "-d", "nullsink.monitor", "--format=float32le", "--rate=48000", "--channels=1",
                     "--latency-msec=250"]
         ours, peer, listened = [], [], []
         for _ in range(self.pairs):
@@ -724,7 +724,7 @@ snd_pcm_sframes_t snd_pcm_writei(snd_pcm_t *pcm, const void *buffer, snd_pcm_ufr
         self.row("CPU per second of alarm on the sound server, its monitor listener included", self.spread(ours, 1000, 3, " ms"),
                  "aplay -D pulse " + self.spread(peer, 1000, 3, " ms"), f"{ratio:.2f} ×", "≤ 1.5 × aplay", ratio <= 1.5)
         ratio = statistics.median(ours) / statistics.median(listened)
-        self.row("the same, beside aplay with parec recording the sink's monitor at 8 kHz", self.spread(ours, 1000, 3, " ms"),
+        self.row("the same, beside aplay with parec recording the sink's monitor at 48 kHz", self.spread(ours, 1000, 3, " ms"),
                  "aplay + parec " + self.spread(listened, 1000, 3, " ms"), f"{ratio:.2f} ×", "report", None)
 
         # 3. The first frame's lateness: libpulse's own streams beside ALSA's pulse plugin.

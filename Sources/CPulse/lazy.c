@@ -19,8 +19,11 @@
     X(pa_context_get_server_info) \
     X(pa_context_get_sink_info_by_name) \
     X(pa_context_get_sink_info_list) \
+    X(pa_context_get_sink_input_info) \
     X(pa_context_get_state) \
     X(pa_context_new_with_proplist) \
+    X(pa_context_set_sink_input_mute) \
+    X(pa_context_set_sink_input_volume) \
     X(pa_context_set_sink_mute_by_name) \
     X(pa_context_set_sink_volume_by_name) \
     X(pa_context_set_subscribe_callback) \
@@ -34,6 +37,7 @@
     X(pa_mainloop_new) \
     X(pa_mainloop_poll) \
     X(pa_mainloop_prepare) \
+    X(pa_operation_cancel) \
     X(pa_operation_get_state) \
     X(pa_operation_unref) \
     X(pa_proplist_free) \
@@ -47,6 +51,7 @@
     X(pa_stream_drain) \
     X(pa_stream_drop) \
     X(pa_stream_flush) \
+    X(pa_stream_get_index) \
     X(pa_stream_get_state) \
     X(pa_stream_new) \
     X(pa_stream_new_with_proplist) \

@@ -73,15 +73,15 @@ struct AudibleAlarmTests {
     @Test func aSoundThatFallsSilentWhileRingingGivesWayToTheBuiltInTone() async throws {
         let folder = try TemporaryFolder()
         let sound = folder.path("beep-then-silence.wav"), capture = folder.path("ring.wav")
-        // One second of tone, then five of silence (no dither): loud enough to be accepted, silent while it rings.
-        try runTool("sox", ["-D", "-n", "-r", "48000", "-c", "1", "-b", "16", sound, "synth", "1", "sine", "440", "pad", "0", "5"])
-        let result = try await runProcess(snoozefuse, ["nap", "--no-hold", "--release", "0", "--nap", "1", "--ring-limit", "5s",
+        // One second of tone, then seven of silence (no dither): loud enough to be accepted, silent while it rings.
+        try runTool("sox", ["-D", "-n", "-r", "48000", "-c", "1", "-b", "16", sound, "synth", "1", "sine", "440", "pad", "0", "7"])
+        let result = try await runProcess(snoozefuse, ["nap", "--no-hold", "--release", "0", "--nap", "1", "--ring-limit", "7s",
                                                        "--fade-in", "0", "--sound", sound, "--device", "file:FILE=\(capture),FORMAT=wav",
                                                        "--events", "jsonl", "--quiet"])
         #expect(result.status == 0, "\(result.standardError)")
-        #expect(result.standardOutput.contains("stayed below -50 dBFS for 2 s"), "\(result.standardOutput)")
+        #expect(result.standardOutput.contains("stayed below -50 dBFS for 4 s"), "\(result.standardOutput)")
         let samples = try wavContents(capture).samples
-        // The last second (past 1 s of tone and 2 s of silence) holds the built-in tone.
+        // The last second (past 1 s of tone and 4 s of silence) holds the built-in tone.
         #expect(rms(samples.suffix(48_000)) > 0.05, "the end of the ring is not silent")
     }
 }

@@ -138,8 +138,10 @@ public final class AlarmRenderer: PCMRenderSource {
 
     /// Below this peak (−50 dBFS) an alarm's output counts as silent.
     public static let silenceThreshold: Float = 0.003_162_3
-    /// How long an alarm's output may stay silent before the built-in tone takes over.
-    public static let silenceLimit = Duration.seconds(2)
+    /// How long an alarm's output may stay silent before the built-in tone takes over: longer than
+    /// the silence a sound may start with or pause for (a file whose first 2 s are silent plays
+    /// as itself).
+    public static let silenceLimit = Duration.seconds(4)
     /// Frames written in a row, after the fade-in, whose peak stayed below the threshold.
     private var silentFrames: Int64 = 0
     private let silenceLimitFrames: Int64

@@ -112,11 +112,19 @@ public final class PulseConnection {
         }
     }
 
-    /// Waits for `operation` (a `pa_operation`, released here) to complete.
+    /// Waits for `operation` (a `pa_operation`, released here) to complete. When it does not in
+    /// time, it is cancelled before this returns: libpulse then never calls its callback, whose
+    /// userdata (a box on the caller's stack frame) is gone by then. A server that was frozen and
+    /// wakes later delivers its late answer to no one.
     func complete(_ pending: OpaquePointer?, _ operation: String) throws(PulseError) {
         guard let pending else { throw failure(operation) }
         defer { pa_operation_unref(pending) }
-        try wait(for: operation) { pa_operation_get_state(pending) != PA_OPERATION_RUNNING }
+        do throws(PulseError) {
+            try wait(for: operation) { pa_operation_get_state(pending) != PA_OPERATION_RUNNING }
+        } catch {
+            pa_operation_cancel(pending)
+            throw error
+        }
     }
 
     func failure(_ operation: String) -> PulseError {
@@ -154,11 +162,8 @@ public final class PulseConnection {
     /// The sink named `name`, or nil when the server has none of that name.
     public func sink(named name: String) throws(PulseError) -> PulseSink? {
         let box = Box<PulseSink>()
-        guard let pending = pa_context_get_sink_info_by_name(context, name, Self.collectSink, Unmanaged.passUnretained(box).toOpaque()) else {
-            throw failure("read sink '\(name)'")
-        }
-        defer { pa_operation_unref(pending) }
-        try wait(for: "read sink '\(name)'") { pa_operation_get_state(pending) != PA_OPERATION_RUNNING }
+        try complete(pa_context_get_sink_info_by_name(context, name, Self.collectSink, Unmanaged.passUnretained(box).toOpaque()),
+                     "read sink '\(name)'")
         return box.values.first
     }
 
@@ -174,10 +179,16 @@ public final class PulseConnection {
 
     /// Sets every channel of `sink` (which has `channels`) to `percent` of its normal volume.
     public func setVolume(_ percent: Int, channels: Int, sink: String) throws(PulseError) {
+        var volume = Self.volume(percent, channels: channels)
+        try complete(pa_context_set_sink_volume_by_name(context, sink, &volume, nil, nil), "set the volume of sink '\(sink)' to \(percent) %")
+    }
+
+    /// `percent` of the normal volume on each of `channels`.
+    private static func volume(_ percent: Int, channels: Int) -> pa_cvolume {
         var volume = pa_cvolume()
         let value = pa_volume_t(clamping: Int(snoozefuse_pa_volume_norm()) * max(percent, 0) / 100)
         pa_cvolume_set(&volume, UInt32(clamping: max(channels, 1)), value)
-        try complete(pa_context_set_sink_volume_by_name(context, sink, &volume, nil, nil), "set the volume of sink '\(sink)' to \(percent) %")
+        return volume
     }
 
     /// Puts back the person's own volume and mute that `fix` keeps (on a sink with `channels`).
@@ -195,12 +206,40 @@ public final class PulseConnection {
         return done.joined(separator: " and ")
     }
 
+    // MARK: - The alarm's own streams
+
+    /// The mute and volume the server gives the stream (sink input) `index`: what it restored
+    /// for it (module-stream-restore, WirePlumber's restore-stream) or what a mixer set since.
+    /// Nil when the server has no such stream.
+    public func streamLevel(_ index: UInt32) throws(PulseError) -> PulseStreamLevel? {
+        let box = Box<PulseStreamLevel>()
+        try complete(pa_context_get_sink_input_info(context, index, { _, info, endOfList, userdata in
+            guard endOfList == 0, let info, let userdata else { return }
+            Unmanaged<Box<PulseStreamLevel>>.fromOpaque(userdata).takeUnretainedValue().values.append(PulseStreamLevel(info.pointee))
+        }, Unmanaged.passUnretained(box).toOpaque()), "read the alarm's stream \(index)")
+        return box.values.first
+    }
+
+    /// Mutes or unmutes the stream (sink input) `index`.
+    public func setStreamMute(_ muted: Bool, index: UInt32) throws(PulseError) {
+        try complete(pa_context_set_sink_input_mute(context, index, muted ? 1 : 0, nil, nil), "\(muted ? "mute" : "unmute") the alarm's stream \(index)")
+    }
+
+    /// Sets every channel of the stream (sink input) `index` (which has `channels`) to `percent`
+    /// of its normal volume.
+    public func setStreamVolume(_ percent: Int, channels: Int, index: UInt32) throws(PulseError) {
+        var volume = Self.volume(percent, channels: channels)
+        try complete(pa_context_set_sink_input_volume(context, index, &volume, nil, nil), "set the volume of the alarm's stream \(index) to \(percent) %")
+    }
+
     // MARK: - Changes
 
-    /// Asks the server to tell this connection about every change of a sink or of the server
-    /// (a new default); read them with ``takeChanges()`` after iterating.
+    /// Asks the server to tell this connection about every change of a sink, of a stream played on
+    /// one (a sink input: the alarm's own, muted in a mixer), or of the server (a new default);
+    /// read them with ``takeChanges()`` and ``takeStreamChanges()`` after iterating.
     public func subscribeToSinks() throws(PulseError) {
-        let mask = pa_subscription_mask_t(PA_SUBSCRIPTION_MASK_SINK.rawValue | PA_SUBSCRIPTION_MASK_SERVER.rawValue)
+        let mask = pa_subscription_mask_t(PA_SUBSCRIPTION_MASK_SINK.rawValue | PA_SUBSCRIPTION_MASK_SINK_INPUT.rawValue
+            | PA_SUBSCRIPTION_MASK_SERVER.rawValue)
         try complete(pa_context_subscribe(context, mask, nil, nil), "subscribe to changes of the sinks")
     }
 
@@ -208,6 +247,11 @@ public final class PulseConnection {
     /// and whether the server itself changed (its default sink).
     public func takeChanges() -> (changed: Set<UInt32>, removed: Set<UInt32>, server: Bool) {
         subscription.take()
+    }
+
+    /// The streams (sink inputs) changed since the last call, by index.
+    public func takeStreamChanges() -> Set<UInt32> {
+        subscription.takeStreams()
     }
 
     /// Collects what a libpulse callback hands over, on the connection's own thread.
@@ -220,12 +264,15 @@ public final class PulseConnection {
         private var changed: Set<UInt32> = []
         private var removed: Set<UInt32> = []
         private var server = false
+        private var streams: Set<UInt32> = []
 
         func note(_ event: pa_subscription_event_type_t, _ index: UInt32) {
             let facility = event.rawValue & PA_SUBSCRIPTION_EVENT_FACILITY_MASK.rawValue
             let type = event.rawValue & PA_SUBSCRIPTION_EVENT_TYPE_MASK.rawValue
             if facility == PA_SUBSCRIPTION_EVENT_SERVER.rawValue {
                 server = true
+            } else if facility == PA_SUBSCRIPTION_EVENT_SINK_INPUT.rawValue {
+                if type == PA_SUBSCRIPTION_EVENT_CHANGE.rawValue { streams.insert(index) }
             } else if facility == PA_SUBSCRIPTION_EVENT_SINK.rawValue {
                 if type == PA_SUBSCRIPTION_EVENT_REMOVE.rawValue {
                     removed.insert(index)
@@ -243,6 +290,11 @@ public final class PulseConnection {
                 server = false
             }
             return (changed, removed, server)
+        }
+
+        func takeStreams() -> Set<UInt32> {
+            defer { streams = [] }
+            return streams
         }
     }
 }
@@ -267,8 +319,12 @@ public struct PulseSink: Sendable, Hashable {
         }
         var portType: String?
         var available: Bool?
+        var portName: String?
+        var portDescription: String?
         if let port = info.active_port?.pointee {
             portType = Self.portTypes[port.type]
+            portName = port.name.map { String(cString: $0) }
+            portDescription = port.description.map { String(cString: $0) }
             if port.available == Int32(PA_PORT_AVAILABLE_NO.rawValue) { available = false }
             if port.available == Int32(PA_PORT_AVAILABLE_YES.rawValue) { available = true }
         }
@@ -276,7 +332,8 @@ public struct PulseSink: Sendable, Hashable {
             name: String(cString: info.name), description: info.description.map { String(cString: $0) } ?? "",
             muted: info.mute != 0, volumePercent: percent, formFactor: property("device.form_factor"),
             bus: property("device.bus"), portType: portType, portAvailable: available,
-            monitor: info.monitor_source_name.map { String(cString: $0) })
+            monitor: info.monitor_source_name.map { String(cString: $0) }, profile: property("device.profile.name"),
+            portName: portName, portDescription: portDescription)
     }
 
     /// `pa_device_port_type_t` by value, in the words of ``SinkDescription/portType``.
@@ -289,4 +346,25 @@ public struct PulseSink: Sendable, Hashable {
         PA_DEVICE_PORT_TYPE_HANDSFREE.rawValue: "hands-free", PA_DEVICE_PORT_TYPE_ANALOG.rawValue: "analog",
         PA_DEVICE_PORT_TYPE_AUX.rawValue: "aux", PA_DEVICE_PORT_TYPE_TV.rawValue: "tv",
     ]
+}
+
+/// The mute and volume of one of the alarm's streams (a sink input), as the server has them.
+public struct PulseStreamLevel: Sendable, Hashable {
+    public var muted: Bool
+    /// The loudest channel's volume in percent of normal (100 = 0 dB).
+    public var volumePercent: Int
+    public var channels: Int
+
+    public init(muted: Bool, volumePercent: Int, channels: Int) {
+        self.muted = muted
+        self.volumePercent = volumePercent
+        self.channels = channels
+    }
+
+    init(_ info: pa_sink_input_info) {
+        var volume = info.volume
+        let loudest = pa_cvolume_max(&volume)
+        self.init(muted: info.mute != 0, volumePercent: Int((Double(loudest) * 100 / Double(snoozefuse_pa_volume_norm())).rounded()),
+                  channels: Int(info.volume.channels))
+    }
 }

@@ -58,6 +58,9 @@ public enum SinkReport: Sendable, Hashable {
     case routed(sinks: [String], reasons: [String], missing: [String])
     /// A sink was muted or too quiet and was fixed (`message` says what was found and done).
     case fixed(sink: String, message: String)
+    /// The alarm's own stream on a sink was muted or below its normal volume (restored so by the
+    /// server, or changed in a mixer while it rings) and was fixed.
+    case streamFixed(sink: String, message: String)
     /// The person's own mute and volume are back (`message`), or could not be put back.
     case restored(sink: String, message: String)
     /// Its monitor carries the alarm: `level` RMS, `after` the alarm was due.
@@ -77,8 +80,8 @@ public enum SinkReport: Sendable, Hashable {
 /// The alarm on the sound server through libpulse (PulseAudio, or PipeWire through pipewire-pulse):
 /// one stream per sink the route picks, each with `media.role=alarm` and the application's name, id
 /// and icon; the sinks' mute and volume fixed while it plays and put back when it closes; and each
-/// sink's monitor read at 8 kHz, where the alarm must find itself (``AlarmHeardTest``) or escalate
-/// (``HeardWatch``).
+/// sink's monitor read at the stream's rate, where the alarm must find what it wrote
+/// (``AlarmEchoDetector``) or escalate (``HeardWatch``).
 ///
 /// The audio thread owns it (`PCMWritable`): a write waits for room in every stream by running the
 /// connection's main loop, and that loop also brings the sinks' changes (a mute made while it
@@ -97,26 +100,15 @@ public final class PulseSinkOutput: PCMWritable {
     private var originals: [String: SinkDescription] = [:]
     private var playing: [String: OpaquePointer] = [:]
     private var monitors: [String: OpaquePointer] = [:]
-    private var monitorSamples: [String: [Float]] = [:]
-    private var written: [AlarmBandProfile] = []
-    /// Blocks of what was written, kept until a monitor's block is tested (then profiled): the
-    /// analysis never runs on a write's path, the first write's above all.
-    private var unprofiled: [[Float]] = []
-    private var writtenBlock: [Float] = []
-    /// Where the written stream is within its current second, in frames.
-    private var writtenPosition = 0
-    /// Profiles what was written (at the stream's rate) and what the monitors carried (at
-    /// ``monitorRate``), their tables made once.
-    private var writtenAnalyser: AlarmBandAnalyser
-    private var monitorAnalyser = AlarmBandAnalyser(sampleRate: PulseSinkOutput.monitorRate)
-    /// Each monitor is read a block at a time, then corked for a rest.
-    private var duty = MonitorDuty<BootInstant>()
+    /// What was written and what each monitor carries, compared.
+    private var detector: AlarmEchoDetector
+    /// Frames of silence written in a row, up to the last write.
+    private var silentRun = 0
     private var watch: HeardWatch<BootInstant>? {
         didSet { watchDeadline = watch?.nextDeadline }
     }
     /// The watch's next deadline, kept from its last change (looked at on every write).
     private var watchDeadline: BootInstant?
-    private let heardTest = AlarmHeardTest()
     private var closed = false
     /// The first write has been sent. Until then the monitors are corked (nothing is recorded
     /// before the alarm), and nothing but the first frames is done on that write's path.
@@ -126,12 +118,10 @@ public final class PulseSinkOutput: PCMWritable {
     /// The bytes of the float conversion of an S16 write.
     private var scratch: [Float] = []
 
-    /// The rate the monitors are read at.
-    static let monitorRate = 8_000
-    /// How much of a monitor's recording is tested at once (a quarter of a second).
-    static let monitorBlockFrames = monitorRate / 4
-    /// How much of the written stream makes one profile (about a quarter of a second).
-    private var blockFrames: Int { format.sampleRate / 4 }
+    /// The highest rate the streams (and so the monitors) are played and read at: what a higher
+    /// file has above is converted by the renderer, and the proof's search stays within
+    /// two transforms of 2¹⁷ points.
+    static let highestRate = 48_000
 
     /// The name of this output in the chain.
     public static let deviceName = "sound server"
@@ -139,7 +129,7 @@ public final class PulseSinkOutput: PCMWritable {
     /// Connects, routes, fixes the chosen sinks' mute and volume, and opens a stream on each.
     public init(plan: SinkPlan, configuration: PCMConfiguration, limit: Duration = .seconds(1)) throws(ALSAError) {
         self.plan = plan
-        let rate = min(max(configuration.sampleRate, 8_000), 192_000)
+        let rate = min(max(configuration.sampleRate, 8_000), Self.highestRate)
         let channels = min(max(configuration.channels, 1), 8)
         // A quarter-second period in a one-second buffer: an alarm needs no low latency, and the
         // server asks for more (waking this thread) about once a period. With a tenth-second
@@ -149,7 +139,9 @@ public final class PulseSinkOutput: PCMWritable {
         let period = rate / 4
         format = PCMStreamFormat(sampleFormat: .float32LE, sampleRate: rate, channels: channels,
                                  bufferFrames: period * 4, periodFrames: period)
-        writtenAnalyser = AlarmBandAnalyser(sampleRate: rate)
+        // A monitor runs behind what is written by at most the stream's buffer, a fragment of the
+        // monitor and the server's own latency.
+        detector = AlarmEchoDetector(sampleRate: rate, maximumDelay: Self.monitorDelay)
         do throws(PulseError) {
             connection = try PulseConnection(limit: limit)
             let (_, defaultSink) = try connection.serverInfo()
@@ -173,11 +165,11 @@ public final class PulseSinkOutput: PCMWritable {
 
     // MARK: - Streams
 
-    /// Fixes `name`'s levels, opens a stream on it and a recording of its monitor.
+    /// Opens a stream on `name`, fixes the stream's own mute and volume, then the sink's, and
+    /// starts a recording of its monitor.
     private func add(_ name: String) throws(PulseError) {
         guard playing[name] == nil, let sink = sinks[name] else { return }
         if originals[name] == nil { originals[name] = sink.description }
-        fixLevels(of: sink)
         var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(format.sampleRate), channels: UInt8(format.channels))
         let properties = pa_proplist_new()
         defer { pa_proplist_free(properties) }
@@ -210,21 +202,25 @@ public final class PulseSinkOutput: PCMWritable {
             throw connection.failure("play on sink '\(name)'")
         }
         playing[name] = stream
+        // The stream first (what the server restored for it: a mixer's mute of an alarm once),
+        // then the sink.
+        fixStreamLevel(on: name, first: true)
+        fixLevels(of: sink)
         watch?.listen(to: name)
         listen(to: sink)
     }
 
-    /// Starts reading `sink`'s monitor (mono float at 8 kHz); says once when it cannot.
+    /// Starts reading `sink`'s monitor (mono float at the stream's rate); says once when it cannot.
     private func listen(to sink: PulseSink) {
         guard monitors[sink.name] == nil, let monitor = sink.description.monitor else {
             if sink.description.monitor == nil { plan.report(.unverified("sink '\(sink.name)' has no monitor: the alarm plays there but is not verified")) }
             return
         }
-        var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(Self.monitorRate), channels: 1)
+        var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(format.sampleRate), channels: 1)
         guard let stream = pa_stream_new(connection.context, "Alarm proof", &spec, nil) else { return }
         // A fragment is one block the proof tests (a quarter second): one wake-up per block.
         var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max, minreq: UInt32.max,
-                                        fragsize: UInt32(Self.monitorBlockFrames * 4))
+                                        fragsize: UInt32(detector.blockFrames * 4))
         let flags = pa_stream_flags_t(PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_DONT_MOVE.rawValue
             | (started ? 0 : PA_STREAM_START_CORKED.rawValue))
         guard pa_stream_connect_record(stream, monitor, &attributes, flags) >= 0 else {
@@ -233,7 +229,6 @@ public final class PulseSinkOutput: PCMWritable {
             return
         }
         monitors[sink.name] = stream
-        monitorSamples[sink.name] = []
         if !started { corkedUntilStart.insert(sink.name) }
     }
 
@@ -246,9 +241,8 @@ public final class PulseSinkOutput: PCMWritable {
             pa_stream_disconnect(stream)
             pa_stream_unref(stream)
         }
-        monitorSamples.removeValue(forKey: name)
         corkedUntilStart.remove(name)
-        duty.forget(name)
+        detector.forget(name)
         watch?.forget(name)
     }
 
@@ -273,9 +267,34 @@ public final class PulseSinkOutput: PCMWritable {
         }
     }
 
-    /// Reads the sinks again after the server said they changed: fixes those it plays on, and
-    /// moves on from those that are gone.
+    /// Unmutes the alarm's own stream on sink `name` and sets it to its normal volume (100 %),
+    /// when the server has it muted or lower: what module-stream-restore or WirePlumber restored
+    /// for an alarm stream (`first`), or what a mixer changed while it rings. Left alone with
+    /// `--no-fix-volume`, as the sinks are. Nothing is put back: the alarm's stream is the alarm's.
+    private func fixStreamLevel(on name: String, first: Bool = false) {
+        guard plan.floorPercent != nil, let stream = playing[name] else { return }
+        let index = pa_stream_get_index(stream)
+        guard index != UInt32.max else { return }
+        do throws(PulseError) {
+            guard let level = try connection.streamLevel(index), level.muted || level.volumePercent < 100 else { return }
+            if level.muted { try connection.setStreamMute(false, index: index) }
+            if level.volumePercent < 100 { try connection.setStreamVolume(100, channels: level.channels, index: index) }
+            let found = [level.muted ? "muted" : nil, level.volumePercent < 100 ? "at \(level.volumePercent) %" : nil].compactMap { $0 }
+            let done = [level.muted ? "unmuted it" : nil, level.volumePercent < 100 ? "set it to 100 %" : nil].compactMap { $0 }
+            let why = first ? " (the server restored what a mixer once set for alarm streams)" : " while it rang"
+            plan.report(.streamFixed(sink: name, message: "the alarm's own stream on sink '\(name)' was \(found.joined(separator: " and "))\(why): \(done.joined(separator: " and "))"))
+        } catch {
+            plan.report(.streamFixed(sink: name, message: "the alarm's own stream on sink '\(name)' could not be read or fixed: \(error)"))
+        }
+    }
+
+    /// Reads the sinks again after the server said they changed: fixes those it plays on (the
+    /// alarm's streams first), and moves on from those that are gone.
     private func followChanges() throws(PulseError) {
+        let streams = connection.takeStreamChanges()
+        if !streams.isEmpty {
+            for (name, stream) in playing where streams.contains(pa_stream_get_index(stream)) { fixStreamLevel(on: name) }
+        }
         let (changed, removed, _) = connection.takeChanges()
         guard !changed.isEmpty || !removed.isEmpty else { return }
         let all = try connection.sinks()
@@ -380,69 +399,49 @@ public final class PulseSinkOutput: PCMWritable {
     }
 
     /// How long the write loop may wait for the server: until the next thing that is due on time
-    /// alone (a monitor's rest ends, the watch's next deadline), and at most ``longestWait``.
+    /// alone (the watch's next deadline), and at most ``longestWait``.
     /// Everything else (room in a stream, recorded data, a change of a sink, a lost connection)
     /// wakes the loop by itself.
     private func waitLimit() -> Duration {
         let now = BootInstant.now
         var wait = Self.longestWait
-        for due in [duty.nextWake, watchDeadline].compactMap({ $0 }) {
-            wait = min(wait, now.duration(to: due))
-        }
+        if let watchDeadline { wait = min(wait, now.duration(to: watchDeadline)) }
         return max(wait, .zero)
     }
 
     /// The longest the write loop waits without a reason: the 10 s stall check needs no finer tick.
     static let longestWait = Duration.milliseconds(500)
 
-    /// Keeps the profile of what was written lately: the first channel's first quarter second of
-    /// each second (an alarm repeats within a second or two; four profiles over the last four
-    /// seconds make the reference). Analysing every quarter second cost the alarm more CPU than
-    /// playing it did.
+    /// Notes what was written, for the monitors to be compared with (a copy, mixed to mono). A
+    /// long silence of the alarm's own (below −60 dBFS for a second or more: a file's silent
+    /// start, a long pause) is told to the watch as it is written: no monitor can prove it.
     private func noteWritten(_ samples: UnsafeBufferPointer<Float>) {
         guard !monitors.isEmpty else { return }
-        let channels = format.channels, blockFrames = blockFrames, secondFrames = format.sampleRate
-        // Filled as a local: the block is a stored property, and each access to one is checked.
-        var block = writtenBlock
-        writtenBlock = []
-        block.reserveCapacity(blockFrames)
-        var frame = 0
-        let frames = samples.count / channels
-        while frame < frames {
-            if writtenPosition >= blockFrames {
-                // The rest of this second is not analysed.
-                let skip = min(frames - frame, secondFrames - writtenPosition)
-                frame += skip
-                writtenPosition = (writtenPosition + skip) % secondFrames
-                continue
-            }
-            let take = min(frames - frame, blockFrames - block.count)
-            for index in frame ..< frame + take { block.append(samples[index * channels]) }
-            frame += take
-            writtenPosition += take
-            if block.count >= blockFrames {
-                unprofiled.append(block)
-                if unprofiled.count > 4 { unprofiled.removeFirst(unprofiled.count - 4) }
-                block = []
-                block.reserveCapacity(blockFrames)
-            }
+        detector.wrote(samples, channels: format.channels)
+        var peak: Float = 0
+        for sample in samples { peak = max(peak, abs(sample)) }
+        let frames = samples.count / format.channels
+        guard peak < Self.nothingToProve else {
+            silentRun = 0
+            return
         }
-        writtenBlock = block
+        silentRun += frames
+        let long = format.sampleRate
+        guard silentRun >= long, var watch else { return }
+        // The first second of the run counts once it is known to be long.
+        let counted = silentRun - frames >= long ? frames : silentRun
+        watch.paused(for: .seconds(Double(counted) / Double(format.sampleRate)), at: BootInstant.now)
+        self.watch = watch
     }
 
-    /// Profiles the blocks written since the last test; the last four profiles are kept.
-    private func profileWritten() {
-        for block in unprofiled {
-            written.append(block.withUnsafeBufferPointer { writtenAnalyser.profile(of: $0, channels: 1) })
-        }
-        unprofiled.removeAll()
-        if written.count > 4 { written.removeFirst(written.count - 4) }
-    }
+    /// Below this peak (−60 dBFS) what is written cannot be proved.
+    static let nothingToProve: Float = 0.001
+    /// How far behind what is written a monitor may run: the stream's buffer (a second), a
+    /// fragment of the monitor and the server's own latency.
+    static let monitorDelay = Duration.milliseconds(1_500)
 
-    /// Takes what the monitors recorded; each full quarter second is tested against what was
-    /// written over the last four seconds. After a proof the monitor rests (corked: the server
-    /// sends nothing and wakes no one) until ``MonitorDuty`` reads it again; what comes in while
-    /// it rests was under way before the cork, and is dropped.
+    /// Takes what the monitors recorded and judges each full quarter second: a block that carries
+    /// what was written is proof (``AlarmEchoDetector``).
     private func readMonitors() {
         let now = BootInstant.now
         // Connected corked before the alarm: recording starts once each is ready (a cork on a
@@ -452,40 +451,25 @@ public final class PulseSinkOutput: PCMWritable {
             if let operation = pa_stream_cork(stream, 0, nil, nil) { pa_operation_unref(operation) }
             corkedUntilStart.remove(name)
         }
-        for name in duty.rested(at: now) {
-            if let stream = monitors[name], let operation = pa_stream_cork(stream, 0, nil, nil) { pa_operation_unref(operation) }
-        }
         for (name, stream) in monitors {
             guard pa_stream_get_state(stream) == PA_STREAM_READY else { continue }
-            let resting = duty.isResting(name)
+            var verdicts: [AlarmEchoDetector.Verdict] = []
             while pa_stream_readable_size(stream) > 0 {
                 var data: UnsafeRawPointer?
                 var length = 0
                 guard pa_stream_peek(stream, &data, &length) >= 0, length > 0 else { break }
-                if resting {
-                    // Recorded before the rest began.
-                } else if let data {
+                if let data {
                     let floats = data.bindMemory(to: Float.self, capacity: length / 4)
-                    monitorSamples[name, default: []].append(contentsOf: UnsafeBufferPointer(start: floats, count: length / 4))
+                    verdicts += detector.recorded(UnsafeBufferPointer(start: floats, count: length / 4), from: name)
                 } else {
-                    // A hole in the recording (the rest just ended is one): a block is a quarter
-                    // second heard without a break, so it starts again after the hole.
-                    monitorSamples[name] = []
+                    // A hole in the recording: the frames it skipped.
+                    detector.recordedGap(frames: length / 4, from: name)
                 }
                 pa_stream_drop(stream)
             }
-            let window = Self.monitorBlockFrames
-            guard !resting, let samples = monitorSamples[name], samples.count >= window else { continue }
-            monitorSamples[name] = []
-            profileWritten()
-            guard let reference = AlarmBandProfile.mean(written) else { continue }
-            // The latest quarter second. A block that proves nothing (the alarm's own pauses, a
-            // muted sink) is followed by the next at once; a proof rests the monitor.
-            let heard = samples.suffix(window).withUnsafeBufferPointer { monitorAnalyser.profile(of: $0, channels: 1) }
-            guard heardTest.proves(heard, written: reference), var watch else { continue }
-            duty.proved(name, at: now)
-            if let operation = pa_stream_cork(stream, 1, nil, nil) { pa_operation_unref(operation) }
-            let effects = watch.proof(sink: name, level: heard.level, at: now)
+            let matched = verdicts.filter { $0.kind == .matched }
+            guard !matched.isEmpty, var watch else { continue }
+            let effects = watch.proof(sink: name, level: matched.map(\.monitorLevel).max() ?? 0, at: now)
             self.watch = watch
             perform(effects)
         }
@@ -506,9 +490,11 @@ public final class PulseSinkOutput: PCMWritable {
                 plan.report(.heard(sink: sink, level: level, after: after))
             case .unheard(let sink):
                 plan.report(.unheard(sink: sink))
+                fixStreamLevel(on: sink)
                 if let description = sinks[sink] { fixLevels(of: description) }
             case .escalate(.fixLevels):
-                plan.report(.escalated(.fixLevels, message: "\(silent): fixing every sink's mute and volume again"))
+                plan.report(.escalated(.fixLevels, message: "\(silent): fixing the alarm's streams and every sink's mute and volume again"))
+                for name in playing.keys.sorted() { fixStreamLevel(on: name) }
                 if let all = try? connection.sinks() {
                     for sink in all where playing[sink.name] != nil { fixLevels(of: sink) }
                 }

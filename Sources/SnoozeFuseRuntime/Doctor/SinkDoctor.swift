@@ -16,6 +16,8 @@ public struct DoctorSink: Sendable, Hashable, Encodable {
     public var formFactor: String?
     /// `device.bus` (`pci`, `usb`, `bluetooth`, …), when the server says.
     public var bus: String?
+    /// What kind of output it is, in words (`headset on bluetooth`, `display (HDMI) on pci`).
+    public var kind: String
     /// The server's default sink.
     public var isDefault: Bool
     /// The nap's routing (`--route`) would play the alarm here.
@@ -51,7 +53,7 @@ enum SinkDoctor {
                 var sinks = all.map { sink in
                     let reason = decision.reasons.first { $0.hasPrefix(sink.name + ": ") }.map { String($0.dropFirst(sink.name.count + 2)) }
                     return DoctorSink(name: sink.name, description: sink.description, muted: sink.muted, volumePercent: sink.volumePercent,
-                                      formFactor: sink.formFactor, bus: sink.bus, isDefault: sink.name == defaultSink,
+                                      formFactor: sink.formFactor, bus: sink.bus, kind: sink.kind, isDefault: sink.name == defaultSink,
                                       routed: decision.sinks.contains(sink.name), reason: reason)
                 }
                 if listen { listenFor(route: route, on: &sinks) }
@@ -108,7 +110,7 @@ enum SinkDoctor {
         var checks: [DoctorCheck] = []
         var audible = false
         for sink in sinks where sink.routed {
-            let what = "\(sink.name) (\(sink.isDefault ? "the default, " : "")\(kind(of: sink)), \(sink.muted ? "muted" : "not muted"), \(sink.volumePercent) %)"
+            let what = "\(sink.name) (\(sink.isDefault ? "the default, " : "")\(sink.kind), \(sink.muted ? "muted" : "not muted"), \(sink.volumePercent) %)"
             let why = sink.reason.map { " (\($0))" } ?? ""
             let quiet = sink.muted || sink.volumePercent < floor
             let fixLater = "the nap unmutes it and raises it to \(floor) % while the alarm rings, then puts it back"
@@ -137,14 +139,11 @@ enum SinkDoctor {
         }
         for sink in sinks where !sink.routed {
             checks.append(DoctorCheck(check: "sink", verdict: .ok,
-                                      detail: "\(sink.name) (\(kind(of: sink)), \(sink.muted ? "muted" : "not muted"), \(sink.volumePercent) %): not used by the alarm with this route"))
+                                      detail: "\(sink.name) (\(sink.kind), \(sink.muted ? "muted" : "not muted"), \(sink.volumePercent) %): not used by the alarm with this route"))
         }
         return (checks, audible)
     }
 
-    private static func kind(of sink: DoctorSink) -> String {
-        SinkDescription(name: sink.name, formFactor: sink.formFactor, bus: sink.bus).kind
-    }
 }
 
 /// What the monitors carried, noted on the tone's thread.

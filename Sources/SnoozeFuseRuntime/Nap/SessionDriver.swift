@@ -206,6 +206,7 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
             let lacking = missing.isEmpty ? "" : "; the server has no sink named \(missing.joined(separator: ", "))"
             return line("routed", sinks.joined(separator: ","), "the alarm plays on \(reasons.joined(separator: "; "))\(lacking)")
         case .fixed(let sink, let message): return line("fixed", sink, message)
+        case .streamFixed(let sink, let message): return line("stream_fixed", sink, message)
         case .restored(let sink, let message): return line("restored", sink, message)
         case .unheard(let sink): return line("unheard", sink, "sink '\(sink)' carried the alarm and has not for 2 s: its mute and volume are checked again")
         case .escalated(let step, let message): return line("escalated_\(step.rawValue)", nil, message)
