@@ -22,6 +22,12 @@ public struct BootInstant: InstantProtocol, Sendable, Hashable, Comparable, Cust
     public static func < (lhs: BootInstant, rhs: BootInstant) -> Bool { lhs.sinceBoot < rhs.sinceBoot }
     public var description: String { "boot+\(sinceBoot)" }
 
+    /// Nanoseconds since boot (what crosses a pipe to another process of this boot).
+    public var nanoseconds: Int64 {
+        let parts = sinceBoot.components
+        return parts.seconds * 1_000_000_000 + parts.attoseconds / 1_000_000_000
+    }
+
     /// The instant as a `timespec` (for `timerfd_settime` and `clock_nanosleep` with TIMER_ABSTIME).
     public var absoluteTimespec: Glibc.timespec {
         let parts = sinceBoot.components

@@ -4,8 +4,9 @@
 //   snoozefuse-guardian LOCK LOG -- PROGRAM ARGUMENT...
 //
 // It takes a shared lock on the file LOCK (`status` sees a guardian by it) and opens PROGRAM (the
-// nap's own `snoozefuse`), then sleeps in one read of descriptor 3, with no wake-up at all, until
-// the nap's process has ended however it ended. Then it becomes PROGRAM ARGUMENT... (`guardian
+// nap's own `snoozefuse`), then sleeps on descriptor 3 until the nap's process has ended however it
+// ended, waking only when the nap writes a line (when its alarm is due, that it rings: a few a nap)
+// and a second after its alarm is due if the nap has not said it rings (GuardianWatch). Then it becomes PROGRAM ARGUMENT... (`guardian
 // --nap PID`) by exec, keeping its PID, its lock and descriptor 3 (whose read now ends at once):
 // the whole program decides whether the nap ended its session or must be taken over, and rings
 // the whole chain of outputs if so. When it holds the lock on descriptor 4, it adds
@@ -100,9 +101,50 @@ if executable < 0 {
     become(-1)
 }
 
-var byte: UInt8 = 0
+/// The nap's PID, from the whole guardian's arguments (`guardian --nap PID`).
+let napPid = program.firstIndex(of: "--nap").flatMap { program.indices.contains($0 + 1) ? Int32(program[$0 + 1]) : nil }
+
+/// CLOCK_BOOTTIME in nanoseconds.
+func bootNanoseconds() -> Int64 {
+    var now = timespec()
+    clock_gettime(CLOCK_BOOTTIME, &now)
+    return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+}
+
+// What the nap says on the pipe (when its alarm is due, that it rings) is read as it comes; in
+// between it sleeps in poll until the watch's next check, if any: a nap that has not rung a
+// second after its alarm was due is woken (SIGCONT), and ended (SIGKILL) a second later if it
+// still has not, after which the pipe ends and this becomes the whole guardian, which rings.
+var watch = GuardianWatch()
+var buffer = [UInt8](repeating: 0, count: 256)
 while true {
-    let count = read(watchDescriptor, &byte, 1)
-    if count == 0 || (count < 0 && errno != EINTR) { break }
+    var timeout: Int32 = -1
+    if let check = watch.nextCheck {
+        let now = bootNanoseconds()
+        timeout = check <= now ? 0 : Int32(clamping: (check - now) / 1_000_000 + 1)
+    }
+    var ready = pollfd(fd: watchDescriptor, events: Int16(POLLIN), revents: 0)
+    let count = poll(&ready, 1, timeout)
+    if count < 0 {
+        if errno == EINTR { continue }
+        break
+    }
+    if count > 0 {
+        let bytes = read(watchDescriptor, &buffer, buffer.count)
+        if bytes == 0 || (bytes < 0 && errno != EINTR) { break }
+        if bytes > 0 { watch.read(buffer[0 ..< bytes]) }
+        continue
+    }
+    // Without the nap's PID (never: the nap names itself) there is no one to wake.
+    switch (watch.timeElapsed(now: bootNanoseconds()), napPid) {
+    case (.wake?, let napPid?):
+        log(GuardianWatch.wakeMessage(napPid))
+        kill(napPid, SIGCONT)
+    case (.end?, let napPid?):
+        log(GuardianWatch.endMessage(napPid))
+        kill(napPid, SIGKILL)
+    default:
+        break
+    }
 }
 become(executable)

@@ -80,11 +80,17 @@ public final class TerminalKeyReader: Sendable {
 
     /// Stops reading and restores the terminal as it was.
     public func stop() {
+        stop(restoringModes: true)
+    }
+
+    /// Stops reading; puts the terminal's modes back only with `restoringModes` (not from the
+    /// background, where they are the shell's now).
+    public func stop(restoringModes: Bool) {
         state.withLock { state in
-            if var saved = state.saved {
+            if restoringModes, var saved = state.saved {
                 tcsetattr(fileDescriptor, TCSANOW, &saved)
-                state.saved = nil
             }
+            state.saved = nil
             if state.wakeWriter >= 0 {
                 var byte: UInt8 = 0
                 _ = write(state.wakeWriter, &byte, 1)

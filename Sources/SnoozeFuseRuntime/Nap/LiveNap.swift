@@ -26,6 +26,8 @@ public final class LiveNap: Sendable {
     private let plugins: NapPluginInstances?
     private let signals: SignalWatcher
     private let keeper: LiveSessionKeeper
+    /// What the nap tells its guardian (a fresh nap's; a guardian or `resume` has none).
+    private let guardianLink: GuardianLink
     private let control: ControlServer?
     private let lock: NapLock
     private let wakefulness: NapWakefulness
@@ -51,6 +53,12 @@ public final class LiveNap: Sendable {
                             message: @escaping @Sendable (String) -> Void) throws(NapSetupError) {
         try Self.loadAlarmLibraries()
         var configuration = configuration
+        // Started in the background of its terminal (`&`): nothing may stop it for the terminal,
+        // and no key of it can hold the nap.
+        if ForegroundKeys.isForeground() == false {
+            ForegroundKeys.neverStopForTheTerminal()
+            if configuration.hold == .key { configuration.hold = .none }
+        }
         let desktopHold = Self.desktopHold(for: &configuration, message: message)
         // A key held in this terminal: its true release where a keyboard device can be read.
         let keyRelease: Result<EvdevKeyRelease, KeyReleaseUnavailable>? = configuration.hold == .key && isatty(STDIN_FILENO) == 1
@@ -80,7 +88,8 @@ public final class LiveNap: Sendable {
                       terminal: true, paths: paths, lock: lock, loop: loop, message: message, history: facts,
                       desktopHold: desktopHold, keyRelease: keyRelease)
         if let guardian = Guardian.start(paths: paths) {
-            keeper.setGuardian(guardian)
+            keeper.setGuardian(guardian.pid)
+            guardianLink.attach(guardian.watch)
         } else {
             message("warning: no guardian could be started: if this process dies, nothing rings its alarm")
         }
@@ -205,7 +214,7 @@ public final class LiveNap: Sendable {
             noteFeed.yield(.warning($0))
         } : nil
         if let stream = plugins?.stream { settings.sound = .custom(stream.customSound) }
-        let keys = terminal ? TerminalKeyReader(fileDescriptor: STDIN_FILENO) : nil
+        let keys = terminal ? ForegroundKeys(fileDescriptor: STDIN_FILENO) { noteFeed.yield(.terminal($0)) } : nil
         let hint = keys == nil ? "(`snoozefuse stop` to stop)" : Self.keyHint(configuration.dismissal)
         let bell = Self.bell(tty: ttyForBell, terminal: terminal, usesColour: configuration.usesColour, hint: hint,
                              display: configuration.showsCountdown, loop: loop)
@@ -293,8 +302,10 @@ public final class LiveNap: Sendable {
         // Keeps the machine awake from now until the nap ends, wakes it for the alarm, and shows
         // the alarm on the desktop.
         let wakefulness = NapWakefulness(clock: loop.clock, stopHint: "`snoozefuse stop` stops it.") { noteFeed.yield($0) }
+        let guardianLink = GuardianLink()
         ports.onChange = { session, now in
             keeper.save(session, now: now)
+            guardianLink.tell(session, now: now)
             wakefulness.changed(session)
             // Asleep, with the alarm far enough ahead for a give-back on a busy machine to be over
             // before arming: what the set-up touched goes back.
@@ -316,6 +327,7 @@ public final class LiveNap: Sendable {
         self.session = session
         self.plugins = plugins
         self.keeper = keeper
+        self.guardianLink = guardianLink
         self.lock = lock
         self.wakefulness = wakefulness
         self.hooks = hooks

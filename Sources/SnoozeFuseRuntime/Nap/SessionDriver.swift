@@ -191,6 +191,14 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
             var hold = record(.hold, at: instant, origin: origin, message: message)
             hold.what = what.rawValue
             return hold
+        case .terminal(let news):
+            var terminal = record(.terminal, at: instant, origin: origin, message: news.message)
+            switch news {
+            case .background: terminal.what = "background"
+            case .foreground: terminal.what = "foreground"
+            case .suspendRefused: terminal.what = "suspend_refused"
+            }
+            return terminal
         }
     }
 

@@ -45,6 +45,9 @@ public struct SessionRecord: Sendable, Equatable, Encodable {
         /// What holds the nap before its release (`what`: key, desktop or none; `message`: for a
         /// desktop hold, where its idle time comes from).
         case hold
+        /// What the terminal's job control did (`what`: background, foreground, suspend_refused;
+        /// `message`): a nap in the background reads no keys and rings by itself.
+        case terminal
     }
 
     public var event: Kind
@@ -140,6 +143,8 @@ public enum SessionNote: Sendable, Hashable {
     case sink(SinkReport)
     /// What holds the nap (`what`) and, for the desktop, where its idle time comes from.
     case hold(what: HoldSource, message: String)
+    /// The nap's terminal moved it (``ForegroundKeys``).
+    case terminal(JobControlNews)
 }
 
 /// Where records and countdown updates go. The CLI implements it (stdout for JSON lines, the

@@ -19,13 +19,14 @@ public enum Guardian {
     /// process ends.
     static let watcherName = "snoozefuse-guardian"
 
-    /// Starts the guardian of this process. Returns its PID; the write end of its pipe stays open
-    /// in this process only (close-on-exec) until it ends.
+    /// Starts the guardian of this process. Returns its PID and the write end of its pipe, which
+    /// stays open in this process only (close-on-exec) until it ends: the nap tells the guardian
+    /// what to watch through it (``GuardianLink``).
     ///
     /// The guardian starts as the watcher (``watcherName``) when it is installed, and as this
     /// program's `guardian` command otherwise: the same guardian, with twice the memory while it
     /// waits.
-    static func start(paths: StorePaths) -> Int32? {
+    static func start(paths: StorePaths) -> (pid: Int32, watch: Int32)? {
         guard let executable = PluginSearchPath.currentExecutable() else { return nil }
         // Close-on-exec from the start: a hook or plugin child started meanwhile by another thread
         // must never hold the pipe (the guardian would not see this process end).
@@ -39,8 +40,11 @@ public enum Guardian {
             0: .devNull, 1: .devNull, 2: .devNull, watchDescriptor: .inherit(ends[0]),
         ], grouping: .ownSession)
         // The write end lives as long as this process: the kernel closes it when it ends.
-        if pid == nil { close(ends[1]) }
-        return pid
+        guard let pid else {
+            close(ends[1])
+            return nil
+        }
+        return (pid, ends[1])
     }
 
     /// What a guardian does: waits for the nap with `napPid` to end, then, if it ended without
@@ -55,13 +59,11 @@ public enum Guardian {
         let alive = lockFile.flatMap { try? NapLock.acquire($0, shared: true) }
         defer { withExtendedLifetime(alive) {} }
         if alive != nil, let lockFile, let watcherLock { closeWatchersLock(watcherLock, lockFile) }
-        // Blocks on the pipe until every write end is closed: the nap's process has ended.
+        // Reads what the nap says on the pipe until every write end is closed (the nap's process
+        // has ended), and wakes or ends a nap that has not rung a second after its alarm was due.
+        let guardianLog = (try? StorePaths(environment: environment)).map(GuardianLog.init(paths:))
         _ = await BoundedCall.start(named: "snoozefuse-guard") {
-            var byte: UInt8 = 0
-            while true {
-                let count = read(watchDescriptor, &byte, 1)
-                if count == 0 || (count < 0 && errno != EINTR) { return }
-            }
+            watchNap(napPid, on: watchDescriptor) { guardianLog?.append(message: $0) }
         }.value()
         close(watchDescriptor)
         guard let paths = try? StorePaths(environment: environment),
@@ -97,6 +99,44 @@ public enum Guardian {
 }
 
 extension Guardian {
+    /// Reads the nap's lines from `descriptor` (``GuardianWatch``) until it ends, sleeping between
+    /// them until the watch's next check: a nap that has not rung a second after its alarm was due
+    /// is woken (SIGCONT), and ended (SIGKILL) a second later if it still has not, so that the
+    /// guardian takes its alarm over. The same loop as `snoozefuse-guardian`'s.
+    static func watchNap(_ napPid: Int32, on descriptor: Int32, say: (String) -> Void) {
+        var watch = GuardianWatch()
+        var buffer = [UInt8](repeating: 0, count: 256)
+        while true {
+            var timeout: Int32 = -1
+            if let check = watch.nextCheck {
+                let now = BootInstant.now.nanoseconds
+                timeout = check <= now ? 0 : Int32(clamping: (check - now) / 1_000_000 + 1)
+            }
+            var ready = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            let count = poll(&ready, 1, timeout)
+            if count < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            if count > 0 {
+                let bytes = read(descriptor, &buffer, buffer.count)
+                if bytes == 0 || (bytes < 0 && errno != EINTR && errno != EAGAIN) { return }
+                if bytes > 0 { watch.read(buffer[0 ..< bytes]) }
+                continue
+            }
+            switch watch.timeElapsed(now: BootInstant.now.nanoseconds) {
+            case .wake?:
+                say(GuardianWatch.wakeMessage(napPid))
+                kill(napPid, SIGCONT)
+            case .end?:
+                say(GuardianWatch.endMessage(napPid))
+                kill(napPid, SIGKILL)
+            case nil:
+                break
+            }
+        }
+    }
+
     /// Closes the watcher's hold on the guardian's lock, inherited across its exec on
     /// `descriptor` (it says which), once this process holds one of its own: a child this guardian
     /// starts must not keep it (nor would anything close it). A descriptor that is not that file
@@ -131,5 +171,49 @@ struct GuardianLog: Sendable {
         guard fd >= 0 else { return }
         defer { close(fd) }
         writeAll(line + "\n", to: fd)
+    }
+}
+
+/// The nap's end of its guardian's pipe: at every change of the session it tells the guardian
+/// what to watch (``GuardianWatch``'s lines: when the alarm it keeps is due, or that it rings),
+/// once per change of what it says. Never blocks: a full pipe (a guardian that stopped reading)
+/// loses a line, not the nap's loop.
+final class GuardianLink: Sendable {
+    private let state = Locked(State())
+
+    private struct State {
+        var descriptor: Int32 = -1
+        /// The last line written, and one made before the guardian was there.
+        var said: String?
+        var pending: String?
+    }
+
+    /// The pipe's write end: what was to be said before is said now.
+    func attach(_ descriptor: Int32) {
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+        state.withLock { state in
+            state.descriptor = descriptor
+            if let pending = state.pending { state.said = Self.write(pending, to: descriptor) ? pending : nil }
+            state.pending = nil
+        }
+    }
+
+    /// Tells the guardian about `session` at `now`.
+    func tell(_ session: Session<BootInstant>, now: BootInstant) {
+        let due = session.phase == .ringing ? nil : session.alarmToKeep(now: now)?.due
+        let line = GuardianWatch.line(due: due?.nanoseconds, ringing: session.phase == .ringing)
+        state.withLock { state in
+            guard line != state.said else { return }
+            guard state.descriptor >= 0 else {
+                state.pending = line
+                return
+            }
+            if Self.write(line, to: state.descriptor) { state.said = line }
+        }
+    }
+
+    private static func write(_ line: String, to descriptor: Int32) -> Bool {
+        var line = line
+        return line.withUTF8 { bytes in Glibc.write(descriptor, bytes.baseAddress, bytes.count) == bytes.count }
     }
 }

@@ -48,6 +48,12 @@ public struct NapStatus: Sendable, Hashable, Encodable {
     /// The live state file cannot be read: its path and what is wrong (the status is then read
     /// from the copy of the last good state beside it, or is `damaged`).
     public var damage: String?
+    /// The process that holds the alarm is stopped (Ctrl-Z, SIGSTOP): it does nothing until
+    /// SIGCONT (`fg`), or until its guardian wakes it a second after the alarm is due.
+    public var stopped: Bool?
+    /// The alarm was due this many seconds ago (half a second or more) and has not rung: a stopped,
+    /// frozen or stuck nap, which its guardian wakes or replaces a second after it was due.
+    public var lateSeconds: Double?
 
     /// What of this process's environment the calls below read: HOME and the XDG folders
     /// (``StorePaths/environmentVariables``), for a command that makes several of them. Read one by
@@ -88,6 +94,7 @@ public struct NapStatus: Sendable, Hashable, Encodable {
         var status = NapStatus(live, now: BootInstant.now, wallNow: Date(), bootID: bootID,
                                holderAlive: holderAlive, guardianAlive: guardianAlive)
         status.damage = damage
+        if holderAlive, ProcessRunState.of(live.pid) == .stopped { status.stopped = true }
         return status
     }
 
@@ -118,6 +125,12 @@ public struct NapStatus: Sendable, Hashable, Encodable {
         if let alarm = live.alarm {
             alarmAt = alarm.due.wall
             alarmAtLocal = Self.localTime(alarm.due.wallSeconds, now: wallNow.timeIntervalSince1970)
+            // Due half a second ago or more and not ringing (nor snoozed): the nap is late (a nap
+            // that runs rings within milliseconds of its deadline).
+            let past = alarm.due.instant(sameBoot: sameBoot, now: now, wallNow: wallNow).duration(to: now)
+            if [.holding, .releasing, .napping].contains(live.phase), past >= .milliseconds(500) {
+                lateSeconds = (past.secondsValue * 10).rounded(.down) / 10
+            }
         }
         latestLocal = live.maxDeadline.map { Self.localTime($0.wallSeconds, now: wallNow.timeIntervalSince1970) }
     }

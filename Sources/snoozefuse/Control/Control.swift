@@ -103,6 +103,16 @@ struct Status: ParsableCommand {
             return "snoozed: the alarm rings again in \(remaining)\(alarm)"
         case .running:
             let latest = status.latestLocal.map { " (latest \($0))" } ?? ""
+            let pid = status.pid.map(String.init) ?? "?"
+            if let late = status.lateSeconds {
+                let why = status.stopped == true ? "its process is stopped (Ctrl-Z or SIGSTOP)" : "its process is frozen or stuck"
+                return "late: the alarm was due \(late) s ago\(alarm) and has not rung: "
+                    + "\(why); its guardian wakes it (SIGCONT) and, if it still does not ring, ends it and rings the alarm itself"
+            }
+            if status.stopped == true {
+                return "stopped (Ctrl-Z or SIGSTOP): the nap (pid \(pid)) does nothing until `fg` or `kill -CONT \(pid)`; its guardian "
+                    + "wakes it 1 s after the alarm is due\(alarm)"
+            }
             switch status.phase {
             case .ready?: return "ready: waiting for the first hold"
             case .holding?:

@@ -142,7 +142,8 @@ extension Nap: LoopCommand {
         let console = Console(jsonLines: resolved.events == "jsonl", quiet: resolved.quiet, verbose: resolved.verbose, terminal: terminal,
                               timers: configuration.timers, presetName: configuration.presetName,
                               hold: nap.hold, dismissal: configuration.dismissal,
-                              keysOnTerminal: isatty(STDIN_FILENO) == 1, showsArea: configuration.showsCountdown)
+                              keysOnTerminal: isatty(STDIN_FILENO) == 1, showsArea: configuration.showsCountdown,
+                              background: ForegroundKeys.isForeground() == false)
         console.announce(hold: nap.hold, idleAfter: configuration.idleAfter)
         async let result = nap.run()
         for await record in nap.records { console.render(record) }

@@ -39,10 +39,14 @@ final class Console {
     private var saidPrompt: KeyPrompt?
     /// The terminal went away: nothing more is drawn on it.
     private var detached = false
+    /// The nap is in the background of its terminal: the area is not drawn (it would move the
+    /// cursor about the shell's screen); messages are plain lines.
+    private var background: Bool
 
     init(jsonLines: Bool, quiet: Bool, verbose: Bool = false, terminal: TerminalStyle, timers: SessionTimers,
          presetName: String, hold: HoldSource = .none, dismissal: DismissMode = .word, keysOnTerminal: Bool = false,
-         showsArea: Bool = false) {
+         showsArea: Bool = false, background: Bool = false) {
+        self.background = background
         self.jsonLines = jsonLines
         self.quiet = quiet
         self.verbose = verbose
@@ -85,6 +89,11 @@ final class Console {
 
     func render(_ record: SessionRecord) {
         if jsonLines, record.isEvent { writeLine(record.jsonLine(), to: STDOUT_FILENO) }
+        // `fg` of a nap that runs says nothing to it: each record looks (at most one a second
+        // while the area counts down), and the area comes back with the terminal.
+        if background, area != nil, record.event == .countdown || record.event == .phase, ForegroundKeys.isForeground() == true {
+            background = false
+        }
         switch record.event {
         case .warning:
             message("snoozefuse: warning: \(record.message ?? "")")
@@ -102,6 +111,14 @@ final class Console {
         case .heard:
             guard verbose, let text = record.message else { return }
             message("snoozefuse: \(text)")
+        case .terminal:
+            // Said even with --quiet: in the background nothing else on screen says what happens.
+            background = record.what == "background" ? true : record.what == "foreground" ? false : background
+            if background {
+                drawn = []
+                drawnLines = []
+            }
+            message("snoozefuse: \(record.message ?? "")")
         case .hold:
             // Where a desktop's idle time comes from is said; how a key's release is read, with
             // --verbose (always in --events).
@@ -171,7 +188,7 @@ final class Console {
 
     /// Draws the area again when what it shows changed, in one write.
     private func redraw() {
-        guard let area, !detached else { return }
+        guard let area, !detached, !background else { return }
         // The phase's countdown follows its phase record at once: draw them together.
         if let tick = area.tick, tick.phase != area.phase, area.phase != .finished, area.phase != .cancelled { return }
         let lines = area.lines(width: width())
