@@ -51,6 +51,8 @@ let package = Package(
         .systemLibrary(name: "CLinux"),
         // libsamplerate: the alarm renderer's resampler.
         .target(name: "CSampleRate", dependencies: ["CLazyLink"], cSettings: lazyLinkSettings),
+        // libebur128: a sound's loudness (EBU R 128), which every alarm sound is brought to.
+        .target(name: "CEbur128", dependencies: ["CLazyLink"], cSettings: lazyLinkSettings),
         // libpulse: the alarm's own streams on the sound server (PulseAudio, or PipeWire through
         // pipewire-pulse), its sinks' mute and volume, and their monitors.
         .target(name: "CPulse", dependencies: ["CLazyLink"], cSettings: lazyLinkSettings),
@@ -94,7 +96,7 @@ let package = Package(
         ),
         .target(
             name: "SnoozeFuseAudio",
-            dependencies: ["SnoozeFuseCore", "SnoozeFuseSystem", "CSndFile", "CALSA", "CSampleRate", "CPulse"],
+            dependencies: ["SnoozeFuseCore", "SnoozeFuseSystem", "CSndFile", "CALSA", "CSampleRate", "CPulse", "CEbur128"],
             swiftSettings: strictSettings
         ),
         .target(
@@ -212,7 +214,7 @@ let package = Package(
         .testTarget(
             name: "SnoozeFuseSoundLibraryTests",
             dependencies: [
-                "SnoozeFuseSoundLibrary", "SnoozeFuseStore", "SnoozeFuseAudio", "SnoozeFuseCAF",
+                "SnoozeFuseSoundLibrary", "SnoozeFuseStore", "SnoozeFuseAudio", "SnoozeFuseCAF", "SnoozeFuseCore",
                 "SnoozeFuseTestSupport", "snoozefuse",
             ],
             swiftSettings: strictSettings

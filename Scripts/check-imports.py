@@ -32,7 +32,7 @@ LAYERS = {
                           "SnoozeFuseSoundLibrary", "SnoozeFuseStore", "Logging"},
     "SnoozeFuseSoundLibrary": {"SnoozeFuseAudio", "SnoozeFuseCAF", "SnoozeFuseStore", "SnoozeFuseSystem", "CLinux"},
     "SnoozeFusePluginHost": {"SnoozeFusePluginABI", "SnoozeFuseSystem", "Logging"},
-    "SnoozeFuseAudio": {"SnoozeFuseCore", "SnoozeFuseSystem", "CSndFile", "CALSA", "CSampleRate", "CPulse"},
+    "SnoozeFuseAudio": {"SnoozeFuseCore", "SnoozeFuseSystem", "CSndFile", "CALSA", "CSampleRate", "CPulse", "CEbur128"},
     "SnoozeFuseStore": {"GRDB", "CSQLite"},
     "SnoozeFuseSystem": {"CLinux", "CSystemd"},
     "SnoozeFuseCore": set(),

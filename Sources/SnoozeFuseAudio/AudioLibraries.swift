@@ -1,4 +1,5 @@
 import CALSA
+import CEbur128
 import CPulse
 import CSampleRate
 import CSndFile
@@ -30,6 +31,13 @@ public enum AudioLibraries {
     /// Loads libpulse; `nil` once loaded, else why not.
     static func loadPulse() -> Missing? {
         do { try load(file: "libpulse.so.0", package: "libpulse0") { snoozefuse_pulse_load($0, $1) } } catch { return error }
+        return nil
+    }
+
+    /// Loads libebur128 (a sound's loudness: an import, a validation, a nap setting its alarm's
+    /// level); `nil` once loaded, else why not.
+    static func loadLoudness() -> Missing? {
+        do { try load(file: "libebur128.so.1", package: "libebur128-1") { snoozefuse_ebur128_load($0, $1) } } catch { return error }
         return nil
     }
 

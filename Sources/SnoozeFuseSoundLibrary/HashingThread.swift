@@ -1,5 +1,6 @@
 import CLinux
 import Foundation
+import SnoozeFuseAudio
 
 /// Hashes blocks of samples on a thread of its own, in the order they are handed over.
 ///
@@ -16,10 +17,26 @@ final class HashingThread {
     private var closed = false
     private var running = false
     private var result: String?
+    /// The loudness, measured from the same blocks on the same thread (nil when libebur128 cannot).
+    private let meter: LoudnessMeter?
+    private let sampleType: String
+    /// Why the loudness is not measured, when it is not.
+    let loudnessFailure: LoudnessError?
 
     init(sampleType: String, sampleRate: Int, channels: Int) throws(SoundLibraryError) {
         digester = try AudioDigest(sampleType: sampleType, sampleRate: sampleRate, channels: channels)
+        self.sampleType = sampleType
+        do throws(LoudnessError) {
+            meter = try LoudnessMeter(channels: channels, sampleRate: sampleRate)
+            loudnessFailure = nil
+        } catch {
+            meter = nil
+            loudnessFailure = error
+        }
     }
+
+    /// The loudness of every block hashed (after ``finish()``).
+    var loudness: SoundLoudness? { meter?.result }
 
     func start() {
         condition.lock()
@@ -70,6 +87,7 @@ final class HashingThread {
             let bytes = queue.removeFirst()
             condition.unlock()
             digester.update(bytes)
+            meter?.add(raw: bytes, sampleType: sampleType)
             condition.lock()
             pending -= 1
             condition.broadcast()
@@ -80,7 +98,7 @@ final class HashingThread {
     }
 }
 
-// The digest's EVP context is used only by the hashing thread between `start()` and `finish()`, and by the
+// The digest's EVP context and the loudness meter are used only by the hashing thread between `start()` and `finish()`, and by the
 // owner before and after; `finish()` waits (under `condition`) until the thread is done, which
 // orders the two. `queue`, `pending`, `closed` and `running` are only touched with `condition` held.
 extension HashingThread: @unchecked Sendable {}

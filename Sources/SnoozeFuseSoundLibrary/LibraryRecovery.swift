@@ -138,7 +138,7 @@ enum LibraryRecovery {
             frames: info.frames, sampleRate: info.sampleRate, channels: info.channels,
             durationSeconds: Double(info.frames) / Double(info.sampleRate), format: info.format.description,
             sourceFormat: metadata.map(\.sourceFormat).flatMap { $0.isEmpty ? nil : $0 } ?? "unknown (listed again from the stored file)",
-            sha256: digest, importedAt: importedAt, storedFileName: file)
+            sha256: digest, importedAt: importedAt, storedFileName: file, loudness: metadata?.loudness, truePeak: metadata?.truePeak)
         return (sound, metadata)
     }
 

@@ -63,6 +63,9 @@ enum SoundCopy {
     struct Result {
         var frames: Int64
         var sha256: String
+        /// EBU R 128 of what was stored (nil when libebur128 cannot measure it: `loudnessFailure`).
+        var loudness: SoundLoudness?
+        var loudnessFailure: LoudnessError?
         /// The decoding error that ended the copy early (after at least one block), if one did.
         var decodingStopped: SoundFileError?
     }
@@ -96,7 +99,8 @@ enum SoundCopy {
         }
         let frames = writer.framesWritten
         do { try writer.close() } catch { throw SoundLibraryError(.storage, error.description) }
-        return Result(frames: frames, sha256: hasher.digest(), decodingStopped: stopped)
+        return Result(frames: frames, sha256: hasher.digest(), loudness: hasher.loudness, loudnessFailure: hasher.loudnessFailure,
+                      decodingStopped: stopped)
     }
 
     private static func pump<Sample>(

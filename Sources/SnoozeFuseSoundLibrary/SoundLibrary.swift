@@ -11,6 +11,10 @@ public struct LibrarySound: Sendable {
     public var stored: StoredSound?
     /// What libsndfile reports for a built-in (nil if the file cannot be opened).
     public var info: SoundFileInfo?
+    /// EBU R 128 integrated loudness (LUFS) and true peak (dBTP): stored at import for an imported
+    /// sound, measured as it is listed for a built-in; nil when not known.
+    public var loudness: Double?
+    public var truePeak: Double?
 }
 
 /// What an import did.
@@ -33,6 +37,9 @@ public struct ImportResult: Sendable {
     /// Set when the input decoded to fewer frames than it declares and the import was told to accept
     /// that (`acceptTruncated`); the stored sound holds the frames that decoded.
     public var truncation: Truncation?
+    /// Its EBU R 128 loudness, or why it could not be measured.
+    public var loudness: SoundLoudness?
+    public var loudnessFailure: LoudnessError?
 }
 
 /// The user's sound library: the built-in sounds plus the sounds imported into
@@ -126,13 +133,16 @@ public struct SoundLibrary: Sendable {
     public func list() throws(SoundLibraryError) -> [LibrarySound] {
         var sounds: [LibrarySound] = builtIns.keys.sorted().map { name in
             let path = builtIns[name]!
+            // A few seconds each: measured as they are listed.
+            let measured = (try? AlarmSound.file(path: path).measure(within: .seconds(60)))??.loudness
             return LibrarySound(name: name, isBuiltIn: true, path: path, stored: nil,
-                                info: try? SoundFile(readingAtPath: path).info)
+                                info: try? SoundFile(readingAtPath: path).info,
+                                loudness: measured?.integrated, truePeak: measured?.truePeak)
         }
         do {
             sounds += try index.all().map { stored in
                 LibrarySound(name: stored.name, isBuiltIn: false, path: folder.path(of: stored.storedFileName),
-                             stored: stored, info: nil)
+                             stored: stored, info: nil, loudness: stored.loudness, truePeak: stored.truePeak)
             }
         } catch {
             throw SoundLibraryError(error)
@@ -208,7 +218,8 @@ public struct SoundLibrary: Sendable {
                     name: name, originalFileName: fileName, frames: copied.frames, sampleRate: sourceInfo.sampleRate,
                     channels: sourceInfo.channels, durationSeconds: Double(copied.frames) / Double(sourceInfo.sampleRate),
                     format: storedFormat.description, sourceFormat: sourceInfo.format.description, sha256: copied.sha256,
-                    importedAt: now, storedFileName: storedFileName)
+                    importedAt: now, storedFileName: storedFileName,
+                    loudness: copied.loudness?.integrated, truePeak: copied.loudness.map(\.truePeak))
                 // The name goes into the file before the file gets its final name: a stored file
                 // always says what it is, whatever happens to the index.
                 try StoredSoundFile.appendMetadata(StoredFileMetadata(sound), toFileAt: temporary.path,
@@ -224,7 +235,8 @@ public struct SoundLibrary: Sendable {
                     }
                 }
                 return ImportResult(outcome: .imported, sound: sound, repairs: repairs, conversion: conversion,
-                                    requestedName: name == base ? nil : base, truncation: truncation)
+                                    requestedName: name == base ? nil : base, truncation: truncation,
+                                    loudness: copied.loudness, loudnessFailure: copied.loudnessFailure)
             }
         } catch {
             throw SoundLibraryError(error)

@@ -20,6 +20,11 @@ public struct SoundValidation: Sendable {
     public var framesDecoded: Int64?
     /// Set when fewer frames decoded than the file declares.
     public var truncation: Truncation?
+    /// EBU R 128 integrated loudness (LUFS; nil for silence) and true peak (dBTP) of what decoded;
+    /// both nil, with `loudnessFailure` saying why, when libebur128 cannot measure it.
+    public var loudness: Double?
+    public var truePeak: Double?
+    public var loudnessFailure: String?
 
     /// Validates the file at `path`. Throws only when the file is missing or unreadable (66).
     public static func validate(path: String) throws(SoundLibraryError) -> SoundValidation {
@@ -30,8 +35,19 @@ public struct SoundValidation: Sendable {
             validation.cafReport = input.report
             validation.info = info
             validation.repairs = input.repairs
-            // Decode it all: a header can promise frames the file no longer holds.
-            let decoded = try decodeAll(&input.file)
+            // Decode it all: a header can promise frames the file no longer holds. Its loudness is
+            // measured on the way.
+            var meter: LoudnessMeter?
+            do throws(LoudnessError) {
+                meter = try LoudnessMeter(channels: info.channels, sampleRate: info.sampleRate)
+            } catch {
+                validation.loudnessFailure = error.description
+            }
+            let decoded = try decodeAll(&input.file, measuring: meter)
+            if let result = meter?.result {
+                validation.loudness = result.integrated
+                validation.truePeak = result.truePeak
+            }
             validation.framesDecoded = decoded.frames
             validation.truncation = Truncation.check(read: decoded.frames, declared: info.frames, format: info.format,
                                                      sampleRate: info.sampleRate, stoppedBy: decoded.stoppedBy)
@@ -60,13 +76,16 @@ public struct SoundValidation: Sendable {
     }
 
     /// Reads every frame; a decoding error after the first frames ends the count (and is returned).
-    static func decodeAll(_ file: inout SoundFile) throws(SoundLibraryError) -> (frames: Int64, stoppedBy: SoundFileError?) {
-        var buffer = [Float](repeating: 0, count: 16_384 * max(file.info.channels, 1))
+    static func decodeAll(_ file: inout SoundFile, measuring meter: LoudnessMeter? = nil) throws(SoundLibraryError)
+        -> (frames: Int64, stoppedBy: SoundFileError?) {
+        let channels = max(file.info.channels, 1)
+        var buffer = [Float](repeating: 0, count: 16_384 * channels)
         var frames: Int64 = 0
         while true {
             do {
                 let count = try buffer.withUnsafeMutableBufferPointer { pointer throws(SoundFileError) in try file.read(into: pointer) }
                 if count == 0 { return (frames, nil) }
+                if let meter { buffer.withUnsafeBufferPointer { meter.add(UnsafeBufferPointer(rebasing: $0[0 ..< count * channels])) } }
                 frames += Int64(count)
             } catch {
                 if frames > 0 { return (frames, error) }

@@ -9,8 +9,9 @@ public import SnoozeFuseStore
 /// files. libsndfile reads the file as before (it maps `title` to `SF_STR_TITLE` and skips the rest).
 ///
 /// Entries: `title` (the name), `snoozefuse original file`, `snoozefuse source format`,
-/// `snoozefuse imported` (ISO 8601, UTC), `snoozefuse audio sha256`, `snoozefuse metadata` (the
-/// layout version, `1`), `encoding application` (`snoozefuse`). Frames, rate, channels and the stored
+/// `snoozefuse imported` (ISO 8601, UTC), `snoozefuse audio sha256`, `snoozefuse loudness` (LUFS)
+/// and `snoozefuse true peak` (dBTP) when they were measured, `snoozefuse metadata` (the layout
+/// version, `1`), `encoding application` (`snoozefuse`). Frames, rate, channels and the stored
 /// format are not repeated: libsndfile reads them from the file itself.
 public struct StoredFileMetadata: Sendable, Equatable {
     public var name: String
@@ -18,6 +19,9 @@ public struct StoredFileMetadata: Sendable, Equatable {
     public var sourceFormat: String
     public var importedAt: Date
     public var sha256: String
+    /// EBU R 128, as measured at import (nil in files of an earlier release, and for silence).
+    public var loudness: Double?
+    public var truePeak: Double?
 
     enum Key {
         static let name = "title"
@@ -25,24 +29,29 @@ public struct StoredFileMetadata: Sendable, Equatable {
         static let sourceFormat = "snoozefuse source format"
         static let importedAt = "snoozefuse imported"
         static let sha256 = "snoozefuse audio sha256"
+        static let loudness = "snoozefuse loudness"
+        static let truePeak = "snoozefuse true peak"
         static let version = "snoozefuse metadata"
         static let application = "encoding application"
     }
 
     static let version = "1"
 
-    public init(name: String, originalFileName: String, sourceFormat: String, importedAt: Date, sha256: String) {
+    public init(name: String, originalFileName: String, sourceFormat: String, importedAt: Date, sha256: String,
+                loudness: Double? = nil, truePeak: Double? = nil) {
         self.name = name
         self.originalFileName = originalFileName
         self.sourceFormat = sourceFormat
         self.importedAt = importedAt
         self.sha256 = sha256
+        self.loudness = loudness
+        self.truePeak = truePeak
     }
 
     /// The metadata of an indexed sound.
     public init(_ sound: StoredSound) {
         self.init(name: sound.name, originalFileName: sound.originalFileName, sourceFormat: sound.sourceFormat,
-                  importedAt: sound.importedAt, sha256: sound.sha256)
+                  importedAt: sound.importedAt, sha256: sound.sha256, loudness: sound.loudness, truePeak: sound.truePeak)
     }
 
     /// The metadata in an `info` chunk's entries; nil when they hold none of snoozefuse's (a file
@@ -55,9 +64,11 @@ public struct StoredFileMetadata: Sendable, Equatable {
         }
         let digest = value(Key.sha256)?.lowercased() ?? ""
         let isDigest = digest.utf8.count == 64 && digest.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+        // A number a sound can have, or nothing (a file edited by hand).
+        func decibels(_ key: String) -> Double? { value(key).flatMap(Double.init).flatMap { $0.isFinite && abs($0) < 1_000 ? $0 : nil } }
         self.init(name: name, originalFileName: value(Key.originalFileName) ?? "", sourceFormat: value(Key.sourceFormat) ?? "",
                   importedAt: value(Key.importedAt).flatMap { try? Self.dateStyle.parse($0) } ?? .distantPast,
-                  sha256: isDigest ? digest : "")
+                  sha256: isDigest ? digest : "", loudness: decibels(Key.loudness), truePeak: decibels(Key.truePeak))
     }
 
     var entries: [CAFInfoEntry] {
@@ -67,6 +78,9 @@ public struct StoredFileMetadata: Sendable, Equatable {
             CAFInfoEntry(key: Key.sourceFormat, value: sourceFormat),
             CAFInfoEntry(key: Key.importedAt, value: Self.text(importedAt)),
             CAFInfoEntry(key: Key.sha256, value: sha256),
+        ] + [(Key.loudness, loudness), (Key.truePeak, truePeak)].compactMap { key, value in
+            value.flatMap { $0.isFinite ? CAFInfoEntry(key: key, value: String(format: "%.2f", $0)) : nil }
+        } + [
             CAFInfoEntry(key: Key.version, value: Self.version),
             CAFInfoEntry(key: Key.application, value: "snoozefuse"),
         ]

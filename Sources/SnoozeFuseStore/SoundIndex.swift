@@ -22,11 +22,15 @@ public struct StoredSound: Sendable, Hashable {
     public var importedAt: Date
     /// The file's name in the sounds folder.
     public var storedFileName: String
+    /// EBU R 128 integrated loudness (LUFS) and true peak (dBTP) measured at import; nil for a sound
+    /// imported before they were measured (or silent, for the loudness).
+    public var loudness: Double?
+    public var truePeak: Double?
 
     public init(
         name: String, originalFileName: String, frames: Int64, sampleRate: Int, channels: Int,
         durationSeconds: Double, format: String, sourceFormat: String, sha256: String,
-        importedAt: Date, storedFileName: String
+        importedAt: Date, storedFileName: String, loudness: Double? = nil, truePeak: Double? = nil
     ) {
         self.name = name
         self.originalFileName = originalFileName
@@ -39,6 +43,8 @@ public struct StoredSound: Sendable, Hashable {
         self.sha256 = sha256
         self.importedAt = importedAt
         self.storedFileName = storedFileName
+        self.loudness = loudness
+        self.truePeak = truePeak
     }
 }
 
@@ -199,12 +205,13 @@ public final class SoundIndex: Sendable {
         try write("cannot add \"\(sound.name)\" to the sound index") { db in
             try db.execute(sql: """
                 INSERT INTO sounds (name, originalFileName, frames, sampleRate, channels, durationSeconds,
-                                    format, sourceFormat, sha256, importedAt, storedFileName)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                    format, sourceFormat, sha256, importedAt, storedFileName, loudness, truePeak)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, arguments: [
                     sound.name, sound.originalFileName, sound.frames, sound.sampleRate, sound.channels,
                     sound.durationSeconds, sound.format, sound.sourceFormat, sound.sha256,
                     StoreDatabase.timestamp(sound.importedAt), sound.storedFileName,
+                    sound.loudness.flatMap { $0.isFinite ? $0 : nil }, sound.truePeak.flatMap { $0.isFinite ? $0 : nil },
                 ])
         }
     }
@@ -251,6 +258,13 @@ public final class SoundIndex: Sendable {
             name: row["name"], originalFileName: row["originalFileName"], frames: row["frames"],
             sampleRate: row["sampleRate"], channels: row["channels"], durationSeconds: row["durationSeconds"],
             format: row["format"], sourceFormat: row["sourceFormat"], sha256: row["sha256"],
-            importedAt: StoreDatabase.date(row["importedAt"]), storedFileName: row["storedFileName"])
+            importedAt: StoreDatabase.date(row["importedAt"]), storedFileName: row["storedFileName"],
+            loudness: Self.finite(row["loudness"]), truePeak: Self.finite(row["truePeak"]))
+    }
+
+    /// A number read from the index, when it is one a sound can have (not NaN, not infinite, not
+    /// absurd: a file edited by hand).
+    private static func finite(_ value: Double?) -> Double? {
+        value.flatMap { $0.isFinite && abs($0) < 1_000 ? $0 : nil }
     }
 }

@@ -243,6 +243,10 @@ public final class StoreDatabase: Sendable {
         Migration(identifier: "v6: naps' hold", sql: """
             ALTER TABLE naps ADD COLUMN hold TEXT
             """),
+        Migration(identifier: "v7: sounds' loudness", sql: """
+            ALTER TABLE sounds ADD COLUMN loudness REAL;
+            ALTER TABLE sounds ADD COLUMN truePeak REAL
+            """),
     ]
 
     /// The identifiers of this release's migrations.

@@ -32,6 +32,8 @@ private enum EverySoundScenario {
         Sound(name: "stereo with a silent right channel", file: "left.wav",
               command: ["sox", "-n", "-r", "44100", "-c", "2", "left.wav", "synth", "2", "sine", "660", "vol", "0.5", "remix", "1", "0"]),
         Sound(name: "quiet (-30 dBFS)", file: "quiet.wav", command: ["sox", "-n", "-r", "44100", "-c", "1", "quiet.wav", "synth", "2", "sine", "1000", "vol", "0.0316"]),
+        Sound(name: "a whisper (-46 dBFS, the issue's)", file: "whisper.wav",
+              command: ["sox", "-n", "-r", "44100", "-c", "1", "whisper.wav", "synth", "2", "sine", "1000", "vol", "0.005"]),
         Sound(name: "first 2 s silent", file: "late.wav",
               command: ["sox", "-n", "-r", "44100", "-c", "2", "late.wav", "synth", "2", "sine", "750", "sine", "1125", "vol", "0.5", "pad", "2", "0"],
               silentStart: 2),
@@ -54,7 +56,8 @@ private enum EverySoundScenario {
     }
 
     /// Every sound as the alarm, one nap after another: heard within the first blocks after it is
-    /// audible, never escalated; the monitor carries it.
+    /// audible, never escalated; the monitor carries it, at the alarm's loudness (a quiet file and
+    /// a whisper raised to it, not heard as they are).
     static func everySoundIsHeardAndNoneEscalates(on server: SoundServer) async throws {
         let pulse = try PrivatePulse(server: server)
         defer { pulse.cleanUp() }
@@ -86,6 +89,11 @@ private enum EverySoundScenario {
                 #expect(after <= sound.silentStart + 2, "\(sound.name): heard \(after) s after it was due")
             }
             #expect(!events.contains("escalated_"), "\(sound.name) escalated: \(events)")
+            // At --volume 80, a sound at the alarm's loudness (-5 LUFS) is about -9 dBFS RMS on the
+            // monitor; one its peaks hold back (speech), a few dB below; never a whisper.
+            if let level = heard.first?["level_dbfs"] as? Double {
+                #expect(level >= -22, "\(sound.name): heard at \(level) dBFS")
+            }
             #expect(!events.contains("\"unheard\""), "\(sound.name) went unheard: \(events)")
             #expect(loudest > 0.01, "\(sound.name): the monitor's loudest second \(loudest)")
         }
@@ -212,6 +220,33 @@ private enum EverySoundScenario {
         #expect(!speakersLine.contains("not used by the alarm"), "\(doctor)")
     }
 
+    /// The proof's floor: the alarm's own stream turned down to 10 % in a mixer (with
+    /// --no-fix-volume, so the nap may not undo it) still carries the alarm's waveform to the
+    /// monitor, 60 dB down: that is no proof. The nap says the sink carries it too quietly, the
+    /// sink is unheard, and the nap escalates.
+    static func anAlarmTurnedDownInAMixerIsNotHeard(on server: SoundServer) async throws {
+        let pulse = try PrivatePulse(server: server)
+        defer { pulse.cleanUp() }
+        try pulse.startDaemon()
+        let events = try await onOwnThread { () -> String in
+            let nap = try ServerNap(on: pulse, ringLimit: 8, options: ["--no-fix-volume"])
+            _ = try nap.events.waitBlocking(for: "the first proof") { $0["event"] as? String == "heard" }
+            var index: String?
+            try poll("the alarm's stream") {
+                index = (try? pulse.pactl(["list", "sink-inputs"], output: true)).flatMap(alarmStreamIndex)
+                return index != nil
+            }
+            try pulse.pactl(["set-sink-input-volume", index ?? "", "10%"])
+            _ = try nap.events.waitBlocking(for: "the sink unheard") { $0["what"] as? String == "unheard" }
+            _ = try nap.events.waitBlocking(for: "an escalation") { $0["what"] as? String == "escalated_fix_levels" }
+            _ = try nap.waitForEnd()
+            return nap.events.text
+        }
+        #expect(events.contains("carries the alarm at -"), "\(events)")
+        #expect(events.contains("below the -"), "\(events)")
+        #expect(events.contains("\"what\":\"unheard\""), "\(events)")
+    }
+
     /// The index of the nap's stream in `pactl list sink-inputs`.
     static func alarmStreamIndex(_ listing: String) -> String? {
         for block in listing.components(separatedBy: "Sink Input #").dropFirst() where block.contains("media.role = \"alarm\"")
@@ -252,6 +287,10 @@ extension HeardAlarmSuites {
 
         @Test func aDisplayAsTheDefaultRingsTheSpeakersToo() async throws {
             try await EverySoundScenario.aDisplayAsTheDefaultRingsTheSpeakersToo(on: .pulseAudio)
+        }
+
+        @Test func anAlarmTurnedDownInAMixerIsNotHeard() async throws {
+            try await EverySoundScenario.anAlarmTurnedDownInAMixerIsNotHeard(on: .pulseAudio)
         }
     }
 

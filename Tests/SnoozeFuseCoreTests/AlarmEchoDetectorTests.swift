@@ -385,6 +385,22 @@ struct AlarmEchoDetectorTests {
         #expect(verdicts.allSatisfy { $0.correlation > 0.6 && $0.correlation < 0.8 })
     }
 
+    /// A beep pattern (loud beeps between stretches of digital silence, as the built-in `beep`):
+    /// the search's running sums leave rounding behind each beep, and a silent stretch of what was
+    /// written must not then look like a perfect match. Every block that carries a beep is proved.
+    @Test func beepsBetweenSilencesAreFoundAndSilenceIsNeverAMatch() {
+        let rate = 22_050
+        let beep = TestSignal.sweep(1_000, 1_000, period: 1, seconds: 0.15, rate: rate, square: true, peak: 0.55)
+        let gap = [Float](repeating: 0, count: rate / 10)
+        let pattern = beep + gap + beep + gap + beep + [Float](repeating: 0, count: rate / 2)
+        let alarm = Array(repeating: pattern, count: 4).flatMap { $0 }
+        var detector = AlarmEchoDetector(sampleRate: rate)
+        let results = SimulatedSink(rate: rate, sinkRate: 44_100).run(alarm, detector: &detector)
+        #expect(results.contains { $0.verdict.kind == .matched }, "\(summary(results))")
+        let loudButUnproved = results.filter { $0.second > 1 && $0.verdict.kind == .unmatched && $0.verdict.monitorLevel > 0.1 }
+        #expect(loudButUnproved.count <= 1, "\(summary(results))")
+    }
+
     /// A hole in the recording (the server dropped frames) keeps the delay found; a gap in what
     /// is written (an underrun: the stream plays later than before) is found again by a search.
     @Test func aHoleInTheRecordingKeepsTheDelayAndAShiftedStreamIsFoundAgain() {

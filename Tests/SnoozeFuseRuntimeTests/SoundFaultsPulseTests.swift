@@ -1,4 +1,6 @@
 import Foundation
+import SnoozeFuseAudio
+import SnoozeFuseCore
 import SnoozeFuseTestSupport
 import Testing
 
@@ -23,8 +25,11 @@ struct SoundFaultsPulseTests {
         let pulse = try PrivatePulse()
         defer { pulse.cleanUp() }
         let sound = pulse.directory.appendingPathComponent("sine.wav").path
-        // A 440 Hz sine at half scale: at --volume 80, RMS 0.5 × 0.8 / √2 = 0.283 on the sink.
+        // A 440 Hz sine at half scale: at --volume 80, RMS 0.5 × 0.8 / √2 = 0.283 on the sink, times
+        // what brings it to the alarm's loudness (about +1.6 dB).
         try runTool("sox", ["-n", "-r", "48000", "-c", "2", "-b", "16", sound, "synth", "2", "sine", "440", "gain", "-6.02"])
+        let loudness = try #require(try AlarmSound.file(path: sound).measure(within: .seconds(60))?.loudness)
+        let expected = 0.283 * AlarmLoudness.factor(loudness.alarmGain.decibels)
         let heard = try await onOwnThread { () throws -> Heard in
             var heard = Heard()
             try pulse.startDaemon()
@@ -59,7 +64,7 @@ struct SoundFaultsPulseTests {
         switch fault {
         case .deleted:
             // Held open since the nap began: the sine itself rings.
-            #expect(abs(heard.rms - 0.283) < 0.03, "RMS \(heard.rms)")
+            #expect(abs(heard.rms - expected) < 0.03, "RMS \(heard.rms), expected \(expected)")
             #expect(heard.replaced == nil)
         case .overwrittenWithGarbage:
             // The built-in sound on the same device, and the events say why.

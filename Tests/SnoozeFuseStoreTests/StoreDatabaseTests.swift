@@ -93,14 +93,19 @@ struct StoreDatabaseTests {
         #expect(try store.sql("PRAGMA journal_mode") == "wal")
     }
 
-    /// A history an older release wrote (the naps table of v4: no takenOverBy, no hold column)
-    /// reads, before any migration, with those columns empty; migrated, it keeps its naps.
+    /// A history an older release wrote (the naps table of v4: no takenOverBy, no hold column; the
+    /// sounds table of v1, which v7 gives its loudness) reads, before any migration, with those
+    /// columns empty; migrated, it keeps its naps.
     @Test func aHistoryWithoutTheLaterColumnsReadsBeforeItIsMigrated() throws {
         let store = try StoreFolder()
         try FileManager.default.createDirectory(at: store.data, withIntermediateDirectories: true)
         try runTool("sqlite3", [store.database.path, """
             CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
             INSERT INTO grdb_migrations VALUES ('v1: sounds'), ('v2: presets'), ('v3: settings'), ('v4: naps');
+            CREATE TABLE sounds (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+                originalFileName TEXT NOT NULL, frames INTEGER NOT NULL, sampleRate INTEGER NOT NULL, channels INTEGER NOT NULL,
+                durationSeconds REAL NOT NULL, format TEXT NOT NULL, sourceFormat TEXT NOT NULL, sha256 TEXT NOT NULL UNIQUE,
+                importedAt TEXT NOT NULL, storedFileName TEXT NOT NULL UNIQUE);
             CREATE TABLE naps (id INTEGER PRIMARY KEY AUTOINCREMENT, napId TEXT NOT NULL UNIQUE, startedAt TEXT NOT NULL,
                 endedAt TEXT NOT NULL, fallAsleepSeconds REAL, napSeconds REAL, latenessMs REAL, outcome TEXT NOT NULL,
                 alarmReason TEXT, snoozes INTEGER NOT NULL DEFAULT 0, sound TEXT, output TEXT, rungBy TEXT,

@@ -25,6 +25,10 @@ import Musl
 public struct AlarmGain: Sendable, Hashable {
     /// Linear amplitude factor in 0…1.
     public var volume: Double
+    /// What brings the sound to the alarm's loudness (``AlarmLoudness``), as an amplitude factor
+    /// (above 1 raises it): applied to the sound, never to the built-in tone that replaces one
+    /// that fails.
+    public var loudness: Double = 1
     /// How long the fade-in takes.
     public var fadeIn: Duration
     /// How long the fade-out before the end of a stream that ends takes.
@@ -356,9 +360,11 @@ public final class AlarmRenderer: PCMRenderSource {
         let end = endFrame.map { Double($0) / rate }
         // Frames from here on fade out (never, for a stream that does not end).
         let fadeOutStart = endFrame.map { $0 - Int64(gain.fadeOut.secondsDouble * rate) } ?? .max
+        // The sound's own loudness correction; the built-in tone plays as it is.
+        let normal = usingFallbackTone ? 1 : gain.loudness
         func fade(_ range: Range<Int>) {
             for frame in range {
-                let factor = Float(gain.gain(atSeconds: Double(first + Int64(frame)) / rate, endingAt: end))
+                let factor = Float(normal * gain.gain(atSeconds: Double(first + Int64(frame)) / rate, endingAt: end))
                 for index in frame * channels ..< (frame + 1) * channels {
                     samples[index] = min(max(samples[index] * factor, -1), 1)
                 }
@@ -367,7 +373,7 @@ public final class AlarmRenderer: PCMRenderSource {
         let flatStart = Int(min(max(fadeInEnd - first, 0), Int64(frames)))
         let flatEnd = max(Int(min(max(fadeOutStart - first, 0), Int64(frames))), flatStart)
         fade(0 ..< flatStart)
-        let volume = Float(gain.volume)
+        let volume = Float(gain.volume * normal)
         for index in flatStart * channels ..< flatEnd * channels {
             samples[index] = min(max(samples[index] * volume, -1), 1)
         }
@@ -430,7 +436,9 @@ public final class AlarmRenderer: PCMRenderSource {
     func passThroughGain(frames: Int) -> Float? {
         guard gate == nil, resampler == nil, !usingFallbackTone, source.channels == format.channels else { return nil }
         let fadeFrames = Int64(gain.fadeIn.secondsDouble * Double(max(format.sampleRate, 1)))
-        return renderedFrames >= fadeFrames ? Float(gain.volume) : nil
+        // Raised above full scale, the samples must be clipped: the float chain does that.
+        let total = gain.volume * gain.loudness
+        return renderedFrames >= fadeFrames && total <= 1 ? Float(total) : nil
     }
 
     /// Counts `frames` frames rendered outside `render` (taken straight from the source).

@@ -296,6 +296,14 @@ extension AlarmSound {
     /// The largest magnitude (full scale 1) in the first `limit` of a sound file, decoded as the
     /// alarm would; `nil` for synthesized sounds, which are never silent.
     public func peak(within limit: Duration) throws(SoundFileError) -> Float? {
+        try measure(within: limit, loudness: false)?.peak
+    }
+
+    /// The largest magnitude (full scale 1) in the first `limit` of a sound file, and its loudness
+    /// there (EBU R 128; nil when libebur128 cannot measure it, with `loudnessFailure` saying why),
+    /// in one pass; `nil` for synthesized sounds, which are never silent and play as they are.
+    public func measure(within limit: Duration, loudness measuring: Bool = true) throws(SoundFileError)
+        -> (peak: Float, loudness: SoundLoudness?, loudnessFailure: LoudnessError?)? {
         guard let path = readablePath else { return nil }
         var file = try SoundFile(readingAtPath: path)
         let info = file.info
@@ -303,15 +311,25 @@ extension AlarmSound {
         var samples = [Float](repeating: 0, count: 4096 * max(info.channels, 1))
         var total: Int64 = 0
         var peak: Float = 0
+        var meter: LoudnessMeter?
+        var failure: LoudnessError?
+        if measuring {
+            do { meter = try LoudnessMeter(channels: info.channels, sampleRate: info.sampleRate) } catch { failure = error }
+        }
         while total < wanted {
             let count = try samples.withUnsafeMutableBufferPointer { buffer throws(SoundFileError) in
                 try file.read(into: buffer)
             }
             if count == 0 { break }
-            for sample in samples[0 ..< count * info.channels] { peak = max(peak, abs(sample)) }
+            let frames = Int(min(Int64(count), wanted - total))
+            samples.withUnsafeBufferPointer { buffer in
+                let read = UnsafeBufferPointer(rebasing: buffer[0 ..< frames * info.channels])
+                for sample in read { peak = max(peak, abs(sample)) }
+                meter?.add(read)
+            }
             total += Int64(count)
         }
-        return peak
+        return (peak, meter?.result, failure)
     }
 
     /// Checks, before any nap begins, that the sound can be played: the file opens, holds frames,

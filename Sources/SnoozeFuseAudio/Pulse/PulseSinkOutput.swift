@@ -19,6 +19,10 @@ public struct SinkPlan: Sendable {
     /// Called on the audio thread with everything to put back, each time that changes (for the
     /// live state): be quick, do not block.
     public var ledgerChanged: @Sendable ([SinkLevelFix]) -> Void
+    /// How loud the alarm is meant to reach the sinks: what a monitor carries far below it is no
+    /// proof (``AlarmLoudness/proofFloor(volume:fade:sinkVolumePercent:)``). Nil: no floor (a
+    /// test tone of `doctor --listen`).
+    public var level: AlarmLevel?
 
     public init(route: AlarmRoute = .wake, floorPercent: Int? = SinkLevelFix.defaultFloorPercent, ledger: SinkFixLedger = SinkFixLedger(),
                 ledgerChanged: @escaping @Sendable ([SinkLevelFix]) -> Void = { _ in },
@@ -28,6 +32,25 @@ public struct SinkPlan: Sendable {
         self.ledger = ledger
         self.ledgerChanged = ledgerChanged
         self.report = report
+    }
+}
+
+/// The level the alarm is played at, for the floor of the proof: `--volume` (linear) and the
+/// fade-in, from `startingAt` into the alarm (where a reopened stream takes it up again).
+public struct AlarmLevel: Sendable, Hashable {
+    public var volume: Double
+    public var fadeIn: Duration
+    public var startingAt: Duration
+
+    public init(volume: Double, fadeIn: Duration, startingAt: Duration = .zero) {
+        self.volume = volume
+        self.fadeIn = fadeIn
+        self.startingAt = startingAt
+    }
+
+    /// The fade-in's factor `seconds` into this stream.
+    func fade(atSeconds seconds: Double) -> Double {
+        AlarmGain(volume: 1, fadeIn: fadeIn).gain(atSeconds: startingAt.secondsDouble + seconds)
     }
 }
 
@@ -412,12 +435,13 @@ public final class PulseSinkOutput: PCMWritable {
     /// The longest the write loop waits without a reason: the 10 s stall check needs no finer tick.
     static let longestWait = Duration.milliseconds(500)
 
-    /// Notes what was written, for the monitors to be compared with (a copy, mixed to mono). A
-    /// long silence of the alarm's own (below −60 dBFS for a second or more: a file's silent
-    /// start, a long pause) is told to the watch as it is written: no monitor can prove it.
+    /// Notes what was written, for the monitors to be compared with (a copy, mixed to mono; from
+    /// the first write on, so that a frame's index is its place in the stream). A long silence of
+    /// the alarm's own (below −60 dBFS for a second or more: a file's silent start, a long pause)
+    /// is told to the watch as it is written: no monitor can prove it.
     private func noteWritten(_ samples: UnsafeBufferPointer<Float>) {
-        guard !monitors.isEmpty else { return }
         detector.wrote(samples, channels: format.channels)
+        guard !monitors.isEmpty else { return }
         var peak: Float = 0
         for sample in samples { peak = max(peak, abs(sample)) }
         let frames = samples.count / format.channels
@@ -467,12 +491,33 @@ public final class PulseSinkOutput: PCMWritable {
                 }
                 pa_stream_drop(stream)
             }
-            let matched = verdicts.filter { $0.kind == .matched }
+            let matched = verdicts.filter { $0.kind == .matched && loudEnough($0, on: name) }
             guard !matched.isEmpty, var watch else { continue }
             let effects = watch.proof(sink: name, level: matched.map(\.monitorLevel).max() ?? 0, at: now)
             self.watch = watch
             perform(effects)
         }
+    }
+
+    /// Whether a block that carries the alarm carries it loud enough to count: at least the
+    /// proof's floor for the alarm's level, the fade-in where that block was written, and the
+    /// sink's own volume. Said once per sink when it is not.
+    private func loudEnough(_ verdict: AlarmEchoDetector.Verdict, on sink: String) -> Bool {
+        guard let level = plan.level, let frame = verdict.writtenFrame, let volume = sinks[sink]?.description.volumePercent else { return true }
+        let fade = level.fade(atSeconds: Double(frame) / Double(format.sampleRate))
+        let floor = AlarmLoudness.proofFloor(volume: level.volume, fade: fade, sinkVolumePercent: volume)
+        guard verdict.monitorLevel < floor else { return true }
+        if tooQuiet.insert(sink).inserted {
+            plan.report(.unverified("sink '\(sink)' carries the alarm at \(Self.decibels(verdict.monitorLevel)) dBFS, below the \(Self.decibels(floor)) dBFS an alarm must reach there (its own stream turned down, or a sound far quieter than an alarm): not heard"))
+        }
+        return false
+    }
+
+    /// Sinks said to carry the alarm too quietly.
+    private var tooQuiet: Set<String> = []
+
+    private static func decibels(_ level: Double) -> String {
+        level > 0 ? AlarmLoudness.tenths(20 * log10(level)) : "-inf"
     }
 
     private func watchTime() {

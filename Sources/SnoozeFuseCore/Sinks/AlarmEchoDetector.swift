@@ -80,6 +80,9 @@ public struct AlarmEchoDetector: Sendable {
     public static let keepThreshold = 0.5
     /// Below this RMS (−90 dBFS) a block is silence.
     public static let silenceLevel = 0.000_031_6
+    /// A monitor this loud (−40 dBFS RMS) where the delay kept says the alarm wrote silence is
+    /// not carrying the alarm's pause.
+    static let loudInAPause = 0.01
     /// How many frames either side of a kept delay each block is checked at.
     static let trackRadius = 2
     /// Taps either side of the correlation's peak that its value between two frames is
@@ -220,7 +223,10 @@ public struct AlarmEchoDetector: Sendable {
         for candidate in delay - Self.trackRadius ... delay + Self.trackRadius {
             guard let (correlation, writtenLevel) = correlation(of: track.block, at: track.blockStart + candidate) else { continue }
             if writtenLevel < Self.silenceLevel {
-                // The alarm's own pause: nothing to find, and no reason to lose the delay.
+                // The alarm's own pause: nothing to find, and no reason to lose the delay; unless
+                // the monitor is loud there, which says the delay is wrong (a sound that repeats
+                // within a block matched a whole repeat off): it is searched for again.
+                guard level < Self.loudInAPause else { return nil }
                 return Verdict(monitor: monitor, kind: .nothingWritten, monitorLevel: level)
             }
             if best.map({ correlation > $0.correlation }) ?? true { best = (correlation, candidate, writtenLevel) }
@@ -257,6 +263,7 @@ public struct AlarmEchoDetector: Sendable {
         }
         // Normalised by the window's energy under the block at each lag (a running sum).
         let blockEnergy = track.block.withUnsafeBufferPointer { Self.energy($0) }
+        let silentEnergy = Self.silenceLevel * Self.silenceLevel * Double(blockFrames)
         // A periodic sound (a tone) matches at every whole period: among the lags as good as the
         // best, the one nearest the middle of the window keeps the most room either side as the
         // stream and the monitor move on.
@@ -270,9 +277,10 @@ public struct AlarmEchoDetector: Sendable {
                     let leaving = Double(window[lag - 1]), entering = Double(window[lag + blockFrames - 1])
                     energy = max(energy + entering * entering - leaving * leaving, 0)
                 }
-                let denominator = (energy * blockEnergy).squareRoot()
-                guard denominator > 0 else { continue }
-                let value = Double(correlations[lag]) / denominator
+                // The running sum leaves a little rounding behind a loud stretch: a window that is
+                // silence (below -90 dBFS) must not look like a perfect match of nothing.
+                guard energy > silentEnergy else { continue }
+                let value = Double(correlations[lag]) / (energy * blockEnergy).squareRoot()
                 if value > best.correlation + 0.01 || (value > best.correlation - 0.01 && abs(lag - middle) < abs(best.lag - middle)) {
                     best = (max(value, best.correlation), lag)
                 }

@@ -196,7 +196,7 @@ public final class LiveNap: Sendable {
             noteFeed.yield(.warning("what a hook or plugin detaches (a double fork, setsid) may outlive it: this process cannot adopt it (PR_SET_CHILD_SUBREAPER: \(String(cString: strerror(refused))))"))
         }
         // An alarm must be heard: a sound too quiet to wake anyone is replaced now, with a warning.
-        let (audible, quiet) = AlarmSoundChoice.audible(chosen, volume: configuration.volume)
+        let (audible, quiet, loudness) = AlarmSoundChoice.audible(chosen, volume: configuration.volume)
         if let quiet { noteFeed.yield(.warning(quiet)) }
         // Held open from now on: deleting or renaming the file during the nap changes nothing. If it
         // cannot be read when the alarm starts, the built-in sound (held too) plays on the same device.
@@ -206,7 +206,10 @@ public final class LiveNap: Sendable {
         } catch {
             throw NapSetupError(error.isMissingInput ? .missingInput : .badData, ["\(error)"])
         }
-        var settings = AlarmPlaybackSettings(sound: sound, gain: AlarmGain(percent: configuration.volume, fadeIn: configuration.fadeIn))
+        // Every sound at the alarm's loudness (AlarmLoudness), then --volume.
+        var gain = AlarmGain(percent: configuration.volume, fadeIn: configuration.fadeIn)
+        gain.loudness = loudness.map { AlarmLoudness.factor($0.alarmGain.decibels) } ?? 1
+        var settings = AlarmPlaybackSettings(sound: sound, gain: gain)
         settings.fallbackSound = BuiltInSounds.locate()?.path(named: BuiltInSounds.defaultName)
             .flatMap { try? AlarmSound.file(path: $0).held() } ?? .builtInTone
         let pluginLog = PluginErrorLog(path: paths.state.appendingPathComponent("plugins.log").path)
@@ -229,9 +232,11 @@ public final class LiveNap: Sendable {
         // their monitors.
         let ledger = SinkFixLedger(sinkFixes)
         let (sinkReports, sinkFeed) = AsyncStream.makeStream(of: SinkPlanNews.self, bufferingPolicy: .unbounded)
-        let plan = SinkPlan(route: configuration.route,
+        var plan = SinkPlan(route: configuration.route,
                             floorPercent: configuration.fixesVolume ? configuration.systemVolume ?? SinkLevelFix.defaultFloorPercent : nil,
                             ledger: ledger, ledgerChanged: { sinkFeed.yield(.ledger($0)) }) { sinkFeed.yield(.report($0)) }
+        // What reaches a sink's monitor below the alarm's loudness (less 20 dB) proves nothing.
+        plan.level = AlarmLevel(volume: Double(configuration.volume) / 100, fadeIn: configuration.fadeIn)
         let alarm = AudioAlarmOutput(device: configuration.device, settings: settings, fallback: bell, loop: loop, server: plan)
         // The mixer's notes are warnings: an event, and a line even with --quiet. On the sound
         // server's output the sinks' floor does this instead.

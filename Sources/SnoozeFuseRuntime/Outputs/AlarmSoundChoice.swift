@@ -1,5 +1,6 @@
 import Foundation
 public import SnoozeFuseAudio
+import SnoozeFuseCore
 import SnoozeFuseSoundLibrary
 
 /// Why a nap or a preview cannot start, with the lines that say so (each naming the file, device
@@ -74,18 +75,28 @@ public enum AlarmSoundChoice {
     /// How much of a sound is listened to before a nap for whether it can be heard.
     public static let audibilityWindow = Duration.seconds(60)
 
-    /// The sound the alarm plays: `sound`, unless its first minute peaks below −50 dBFS at `volume`
-    /// (a silent file, or one too quiet to hear at that volume); then the built-in default sound
-    /// (the synthesized tone when the built-ins are missing), with a warning that says why.
+    /// The sound the alarm plays and how it is raised or lowered to the alarm's loudness
+    /// (``AlarmLoudness``, measured over its first minute): `sound`, unless that minute peaks below
+    /// −50 dBFS at `volume` once brought to the alarm's loudness (a silent file, or one too quiet
+    /// even raised 40 dB); then the built-in default sound (the synthesized tone when the
+    /// built-ins are missing), with a warning that says why. A sound whose loudness cannot be
+    /// measured plays as it is, with a warning.
     public static func audible(_ sound: AlarmSound, volume: Int,
-                               builtIns locate: @autoclosure () -> BuiltInSounds? = BuiltInSounds.locate()) -> (sound: AlarmSound, warning: String?) {
-        guard let peak = try? sound.peak(within: audibilityWindow) else { return (sound, nil) }
-        let level = peak * Float(volume) / 100
-        guard level < AlarmRenderer.silenceThreshold else { return (sound, nil) }
+                               builtIns locate: @autoclosure () -> BuiltInSounds? = BuiltInSounds.locate())
+        -> (sound: AlarmSound, warning: String?, loudness: SoundLoudness?) {
+        guard let measured = try? sound.measure(within: audibilityWindow) else { return (sound, nil, nil) }
+        let raised = measured.loudness.map { Float(AlarmLoudness.factor($0.alarmGain.decibels)) } ?? 1
+        let level = measured.peak * raised * Float(volume) / 100
+        guard level < AlarmRenderer.silenceThreshold else {
+            let unmeasured = measured.loudnessFailure.map { "the loudness of the alarm sound \(sound) cannot be measured (\($0)): it plays as it is, not at the alarm's loudness" }
+            return (sound, unmeasured, measured.loudness)
+        }
         let replacement: AlarmSound = locate()?.path(named: BuiltInSounds.defaultName).map { .file(path: $0) } ?? .builtInTone
-        let heard = peak == 0 ? "is silent" : "peaks at \(decibels(peak)) dBFS" + (volume < 100 ? " (\(decibels(level)) dBFS at --volume \(volume))" : "")
+        let peak = measured.peak
+        let heard = peak == 0 ? "is silent" : "peaks at \(decibels(peak)) dBFS" + (raised > 1 ? ", \(decibels(peak * raised)) dBFS raised as far as it goes" : "")
+            + (volume < 100 && peak > 0 ? " (\(decibels(level)) dBFS at --volume \(volume))" : "")
         let window = audibilityWindow.components.seconds
-        return (replacement, "the alarm sound \(sound) \(heard) in its first \(window) s: too quiet to wake anyone (below -50 dBFS); the alarm plays the built-in sound \(replacement == .builtInTone ? "tone" : BuiltInSounds.defaultName) instead")
+        return (replacement, "the alarm sound \(sound) \(heard) in its first \(window) s: too quiet to wake anyone (below -50 dBFS); the alarm plays the built-in sound \(replacement == .builtInTone ? "tone" : BuiltInSounds.defaultName) instead", nil)
     }
 
     private static func decibels(_ amplitude: Float) -> String {

@@ -235,8 +235,10 @@ public actor AudioAlarmOutput: AlarmOutput {
     /// ever); its events come back as chain events.
     private func open(attempt: Int, device: String, due: BootInstant?, position: Duration) {
         let (events, feed) = AsyncStream.makeStream(of: PCMPlaybackThread.Event.self)
-        let opening = startPlayback(device: device, settings: settings, due: due, position: position, events: feed,
-                                    server: device == AlarmChain<BootInstant>.soundServer ? server : nil)
+        var server = device == AlarmChain<BootInstant>.soundServer ? server : nil
+        // The floor of the proof follows the fade-in from where this stream takes the alarm up.
+        server?.level?.startingAt = position
+        let opening = startPlayback(device: device, settings: settings, due: due, position: position, events: feed, server: server)
         Task(executorPreference: loop) {
             for await event in events {
                 await self.handle(event, attempt: attempt)

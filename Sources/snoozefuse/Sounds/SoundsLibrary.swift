@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SnoozeFuseCore
 import SnoozeFuseRuntime
 import SnoozeFuseSoundLibrary
 
@@ -147,6 +148,17 @@ extension Sounds {
                 }
                 writeLine("snoozefuse: imported \(file) as \"\(result.sound.name)\": \(result.conversion), \(String(format: "%.2f", result.sound.durationSeconds)) s.", to: STDERR_FILENO)
             }
+            // How loud it rings: brought to the alarm's loudness, or held below it by its peaks.
+            if let failure = result.loudnessFailure {
+                writeLine("snoozefuse: warning: the loudness of \(file) could not be measured (\(failure)): an alarm plays it as it is", to: STDERR_FILENO)
+            } else if let truePeak = result.sound.truePeak,
+                      let line = AlarmLoudness.describe(integrated: result.sound.loudness, truePeak: truePeak) {
+                // A warning when it plays 3 dB or more below the alarm's loudness.
+                let played = AlarmLoudness.played(integrated: result.sound.loudness, truePeak: truePeak) ?? AlarmLoudness.target
+                writeLine("snoozefuse: \(played <= AlarmLoudness.target - 3 ? "warning: " : "")loudness: \(line).", to: STDERR_FILENO)
+            } else if result.outcome == .imported {
+                writeLine("snoozefuse: warning: \(file) is silent (below -70 LUFS): an alarm cannot play it louder", to: STDERR_FILENO)
+            }
             writeLine(result.sound.name, to: STDOUT_FILENO)
         }
     }
@@ -176,7 +188,7 @@ extension Sounds {
                 let kind = entry.isBuiltIn ? "built-in" : "imported"
                 let seconds = entry.stored?.durationSeconds ?? entry.info.map { Double($0.frames) / Double(max($0.sampleRate, 1)) }
                 let detail = seconds.map { String(format: "%.2f s", $0) } ?? "unreadable"
-                writeLine("\(entry.name)\t\(kind)\t\(detail)", to: STDOUT_FILENO)
+                writeLine("\(entry.name)\t\(kind)\t\(detail)\t\(loudnessColumn(entry.loudness, entry.truePeak))", to: STDOUT_FILENO)
             }
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import SnoozeFuseCore
 import SnoozeFuseSoundLibrary
 
 /// One `sounds list --json` entry.
@@ -13,11 +14,20 @@ struct SoundJSON: Encodable {
     var originalFileName: String?
     var sha256: String?
     var importedAt: String?
+    /// EBU R 128: LUFS, dBTP, and the gain (dB) that brings it to the alarm's loudness.
+    var loudnessLufs: Double?
+    var truePeakDbtp: Double?
+    var alarmGainDb: Double?
 
     init(_ sound: LibrarySound) {
         name = sound.name
         builtIn = sound.isBuiltIn
         path = sound.path
+        loudnessLufs = sound.loudness.map(rounded)
+        truePeakDbtp = sound.truePeak.flatMap { $0.isFinite ? rounded($0) : nil }
+        if let truePeak = sound.truePeak, sound.loudness != nil {
+            alarmGainDb = rounded(AlarmLoudness.gain(integrated: sound.loudness, truePeak: truePeak).decibels)
+        }
         if let stored = sound.stored {
             durationSeconds = stored.durationSeconds
             sampleRate = stored.sampleRate
@@ -33,6 +43,17 @@ struct SoundJSON: Encodable {
             format = info.format.description
         }
     }
+}
+
+/// A decibel value to the tenth, for JSON.
+private func rounded(_ value: Double) -> Double { (value * 10).rounded() / 10 }
+
+/// A sound's loudness for `sounds list`: `-8.0 LUFS, peak -3.1 dBTP` (what the alarm does with it
+/// is `sounds validate`'s to say).
+func loudnessColumn(_ loudness: Double?, _ truePeak: Double?) -> String {
+    guard let truePeak else { return "loudness not measured" }
+    let peak = truePeak.isFinite ? AlarmLoudness.tenths(truePeak) : "-inf"
+    return (loudness.map { "\(AlarmLoudness.tenths($0)) LUFS" } ?? "silent") + ", peak \(peak) dBTP"
 }
 
 /// `sounds validate --json`.
@@ -108,6 +129,12 @@ struct ValidationJSON: Encodable {
     var notification: Bool
     var notificationProblems: [String]
     var caf: CAF?
+    /// EBU R 128 of what decoded, and what an alarm does with it.
+    var loudnessLufs: Double?
+    var truePeakDbtp: Double?
+    var alarmGainDb: Double?
+    var alarmLoudnessLimit: String?
+    var loudnessProblem: String?
 
     init(_ validation: SoundValidation, notification: Bool, passes: Bool) {
         path = validation.path
@@ -125,6 +152,14 @@ struct ValidationJSON: Encodable {
             Truncation(framesRead: $0.framesRead, framesDeclared: $0.framesDeclared, decoderMessage: $0.decoderMessage, message: $0.description)
         }
         repairs = validation.repairs
+        loudnessLufs = validation.loudness.map(rounded)
+        truePeakDbtp = validation.truePeak.flatMap { $0.isFinite ? rounded($0) : nil }
+        if let truePeak = validation.truePeak {
+            let (decibels, limit) = AlarmLoudness.gain(integrated: validation.loudness, truePeak: truePeak)
+            alarmGainDb = rounded(decibels)
+            alarmLoudnessLimit = limit?.rawValue
+        }
+        loudnessProblem = validation.loudnessFailure
         self.notification = notification
         notificationProblems = validation.notificationProblems
         caf = validation.cafReport.map { report in
@@ -180,6 +215,12 @@ func validationText(_ validation: SoundValidation) -> [String] {
     }
     if validation.cafReport == nil, validation.info != nil {
         lines.append("  iOS notification: " + (validation.notificationProblems.isEmpty ? "usable as an iOS notification sound" : validation.notificationProblems.joined(separator: "; ")))
+    }
+    if let failure = validation.loudnessFailure {
+        lines.append("  loudness: not measured (\(failure))")
+    } else if let truePeak = validation.truePeak {
+        lines.append("  loudness: " + (AlarmLoudness.describe(integrated: validation.loudness, truePeak: truePeak)
+            ?? "silent (below -70 LUFS): an alarm cannot play it louder"))
     }
     lines.append(validation.importable ? "  importable: yes" : "  importable: no (\(validation.problem ?? "unknown reason"))")
     return lines
