@@ -122,12 +122,18 @@ private enum EverySoundScenario {
             try pulse.pactl(["set-sink-input-volume", index ?? "", "10%"])
             usleep(500_000)
             pulse.stop(player)
+            let before = try doctorReport(pulse)
             let capture = try pulse.startCapture(name: "restored.raw")
             let nap = try ServerNap(on: pulse, ringLimit: 4)
             let status = try nap.waitForEnd()
             pulse.stop(capture)
-            return (status, nap.events.text, try loudness(pulse.directory.appendingPathComponent("restored.raw")))
+            return (status, nap.events.text + "\n" + before + "\nAFTER\n" + (try doctorReport(pulse)),
+                    try loudness(pulse.directory.appendingPathComponent("restored.raw")))
         }
+        // doctor said what the server would restore, and once the nap fixed it, no more.
+        let (said, after) = (events.components(separatedBy: "AFTER").first ?? "", events.components(separatedBy: "AFTER").last ?? "")
+        #expect(said.contains("alarm stream") && said.contains("the sound server gives a new alarm stream muted and at 10 %"), "\(said)")
+        #expect(!after.contains("alarm stream"), "the server now remembers the nap's 100 %: \(after)")
         #expect(status == 0)
         #expect(events.contains("\"what\":\"stream_fixed\""), "\(events)")
         #expect(events.contains("was muted and at 10 % (the server restored what a mixer once set for alarm streams): unmuted it and set it to 100 %"),
@@ -202,12 +208,8 @@ private enum EverySoundScenario {
             let status = try nap.waitForEnd()
             pulse.stop(display)
             pulse.stop(speakers)
-            let doctor = try pulse.launch(BuiltProducts.executable("snoozefuse"), ["doctor"])
-            let output = LineCollector(doctor.standardOutput)
-            PrivatePulse.waitForExit(doctor)
-            usleep(200_000)
             return (status, nap.events.text, try loudness(pulse.directory.appendingPathComponent("display.raw")),
-                    try loudness(pulse.directory.appendingPathComponent("speakers.raw")), output.text)
+                    try loudness(pulse.directory.appendingPathComponent("speakers.raw")), try doctorReport(pulse))
         }
         #expect(status == 0)
         #expect(events.contains("speakers: the default sink is a display (HDMI) on pci, which may be off, muted on its own or without speakers"),
@@ -245,6 +247,15 @@ private enum EverySoundScenario {
         #expect(events.contains("carries the alarm at -"), "\(events)")
         #expect(events.contains("below the -"), "\(events)")
         #expect(events.contains("\"what\":\"unheard\""), "\(events)")
+    }
+
+    /// What `snoozefuse doctor` says on `pulse`.
+    static func doctorReport(_ pulse: PrivatePulse) throws -> String {
+        let doctor = try pulse.launch(BuiltProducts.executable("snoozefuse"), ["doctor"])
+        let output = LineCollector(doctor.standardOutput)
+        PrivatePulse.waitForExit(doctor)
+        usleep(200_000)
+        return output.text
     }
 
     /// The index of the nap's stream in `pactl list sink-inputs`.

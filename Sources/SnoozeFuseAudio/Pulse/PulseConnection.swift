@@ -232,6 +232,41 @@ public final class PulseConnection {
         try complete(pa_context_set_sink_input_volume(context, index, &volume, nil, nil), "set the volume of the alarm's stream \(index) to \(percent) %")
     }
 
+    /// The properties of the alarm's streams: `media.role=alarm` and the application's name, id
+    /// and icon (by which the servers remember, and restore, an alarm stream's mute and volume).
+    /// The caller frees it.
+    static func alarmStreamProperties() -> OpaquePointer? {
+        let properties = pa_proplist_new()
+        pa_proplist_sets(properties, PA_PROP_MEDIA_ROLE, "alarm")
+        pa_proplist_sets(properties, PA_PROP_MEDIA_NAME, "Alarm")
+        pa_proplist_sets(properties, PA_PROP_APPLICATION_NAME, "snoozefuse")
+        pa_proplist_sets(properties, PA_PROP_APPLICATION_ID, "org.snoozefuse.snoozefuse")
+        pa_proplist_sets(properties, PA_PROP_APPLICATION_ICON_NAME, "alarm-symbolic")
+        return properties
+    }
+
+    /// The mute and volume the server gives a new alarm stream on `sink`: what it remembers for
+    /// alarm streams (module-stream-restore, WirePlumber's restore-stream), read from a stream
+    /// opened corked (it never plays) and closed at once. Nil when the server reports none.
+    public func restoredAlarmStreamLevel(sink: String) throws(PulseError) -> PulseStreamLevel? {
+        var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: 48_000, channels: 2)
+        let properties = Self.alarmStreamProperties()
+        defer { pa_proplist_free(properties) }
+        guard let stream = pa_stream_new_with_proplist(context, "Alarm", &spec, nil, properties) else {
+            throw failure("make a test stream for sink '\(sink)'")
+        }
+        defer {
+            pa_stream_disconnect(stream)
+            pa_stream_unref(stream)
+        }
+        guard pa_stream_connect_playback(stream, sink, nil, PA_STREAM_START_CORKED, nil, nil) >= 0 else {
+            throw failure("open a test stream on sink '\(sink)'")
+        }
+        try wait(for: "open a test stream on sink '\(sink)'") { pa_stream_get_state(stream) != PA_STREAM_CREATING }
+        guard pa_stream_get_state(stream) == PA_STREAM_READY else { throw failure("open a test stream on sink '\(sink)'") }
+        return try streamLevel(pa_stream_get_index(stream))
+    }
+
     // MARK: - Changes
 
     /// Asks the server to tell this connection about every change of a sink, of a stream played on

@@ -194,13 +194,8 @@ public final class PulseSinkOutput: PCMWritable {
         guard playing[name] == nil, let sink = sinks[name] else { return }
         if originals[name] == nil { originals[name] = sink.description }
         var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(format.sampleRate), channels: UInt8(format.channels))
-        let properties = pa_proplist_new()
+        let properties = PulseConnection.alarmStreamProperties()
         defer { pa_proplist_free(properties) }
-        pa_proplist_sets(properties, PA_PROP_MEDIA_ROLE, "alarm")
-        pa_proplist_sets(properties, PA_PROP_MEDIA_NAME, "Alarm")
-        pa_proplist_sets(properties, PA_PROP_APPLICATION_NAME, "snoozefuse")
-        pa_proplist_sets(properties, PA_PROP_APPLICATION_ID, "org.snoozefuse.snoozefuse")
-        pa_proplist_sets(properties, PA_PROP_APPLICATION_ICON_NAME, "alarm-symbolic")
         guard let stream = pa_stream_new_with_proplist(connection.context, "Alarm", &spec, nil, properties) else {
             throw connection.failure("make a stream for sink '\(name)'")
         }

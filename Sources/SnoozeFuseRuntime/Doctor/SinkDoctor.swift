@@ -38,6 +38,9 @@ enum SinkDoctor {
     struct Finding: Sendable {
         var sinks: [DoctorSink]?
         var reason: String?
+        /// The mute and volume the server gives a new alarm stream on the default sink (what it
+        /// remembers for alarm streams); nil when it cannot be read.
+        var alarmStream: PulseStreamLevel?
     }
 
     /// How long the test tone plays at most; it stops sooner once every routed sink carried it.
@@ -56,8 +59,9 @@ enum SinkDoctor {
                                       formFactor: sink.formFactor, bus: sink.bus, kind: sink.kind, isDefault: sink.name == defaultSink,
                                       routed: decision.sinks.contains(sink.name), reason: reason)
                 }
+                let restored = defaultSink.flatMap { try? connection.restoredAlarmStreamLevel(sink: $0) }
                 if listen { listenFor(route: route, on: &sinks) }
-                return Finding(sinks: sinks)
+                return Finding(sinks: sinks, alarmStream: restored)
             } catch {
                 return Finding(sinks: nil, reason: error.description)
             }
@@ -136,6 +140,18 @@ enum SinkDoctor {
                 audible = true
                 checks.append(DoctorCheck(check: "sink", verdict: .ok, detail: "\(what): the alarm plays here\(why)"))
             }
+        }
+        if let stream = finding.alarmStream, stream.muted || stream.volumePercent < 100 {
+            let found = [stream.muted ? "muted" : nil, stream.volumePercent < 100 ? "at \(stream.volumePercent) %" : nil].compactMap { $0 }
+                .joined(separator: " and ")
+            let detail = "the sound server gives a new alarm stream \(found) (it remembers what a mixer once set for alarm streams: module-stream-restore, or WirePlumber's restore-stream)"
+            let clear = "to clear it now: `pactl list sink-inputs` while an alarm plays, then `pactl set-sink-input-mute N 0` and `pactl set-sink-input-volume N 100%`"
+            checks.append(fixesVolume
+                ? DoctorCheck(check: "alarm stream", verdict: .warning, detail: detail,
+                              fix: "none needed for the alarm: the nap unmutes its stream and sets it to 100 % as it rings, before any sink (and the server then remembers that); \(clear)")
+                : DoctorCheck(check: "alarm stream", verdict: .problem, detail: detail + ", and --no-fix-volume leaves it so: the alarm would be \(stream.muted ? "silent" : "quiet")",
+                              fix: "nap without --no-fix-volume, or \(clear)"))
+            if !fixesVolume, stream.muted { audible = false }
         }
         for sink in sinks where !sink.routed {
             checks.append(DoctorCheck(check: "sink", verdict: .ok,
