@@ -403,3 +403,121 @@ public struct PulseStreamLevel: Sendable, Hashable {
                   channels: Int(info.volume.channels))
     }
 }
+
+/// One stream of the alarm on a connection (``PulseConnection``): playing on a sink, or recording
+/// a sink's monitor. Typed calls over libpulse's `pa_stream`, made on the connection's thread;
+/// disconnected and released when it goes.
+public final class PulseStream {
+    /// The sink it plays on, or whose monitor it records.
+    public let sink: String
+    private let stream: OpaquePointer
+    private let connection: PulseConnection
+
+    private init(sink: String, stream: OpaquePointer, connection: PulseConnection) {
+        self.sink = sink
+        self.stream = stream
+        self.connection = connection
+    }
+
+    deinit {
+        pa_stream_disconnect(stream)
+        pa_stream_unref(stream)
+    }
+
+    /// Plays float32 frames of `rate` and `channels` on `sink`, with the alarm's properties
+    /// (`media.role=alarm`), a buffer of `bufferBytes` and periods of `periodBytes` (playback
+    /// starts with the first period the server has); waits until the server made it.
+    public static func playback(on connection: PulseConnection, sink: String, rate: Int, channels: Int,
+                                bufferBytes: Int, periodBytes: Int) throws(PulseError) -> PulseStream {
+        var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(rate), channels: UInt8(channels))
+        let properties = PulseConnection.alarmStreamProperties()
+        defer { pa_proplist_free(properties) }
+        guard let raw = pa_stream_new_with_proplist(connection.context, "Alarm", &spec, nil, properties) else {
+            throw connection.failure("make a stream for sink '\(sink)'")
+        }
+        let stream = PulseStream(sink: sink, stream: raw, connection: connection)
+        var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32(bufferBytes), prebuf: UInt32(periodBytes),
+                                        minreq: UInt32(periodBytes), fragsize: UInt32.max)
+        guard pa_stream_connect_playback(raw, sink, &attributes, PA_STREAM_ADJUST_LATENCY, nil, nil) >= 0 else {
+            throw connection.failure("play on sink '\(sink)'")
+        }
+        try connection.wait(for: "play on sink '\(sink)'") { pa_stream_get_state(raw) != PA_STREAM_CREATING }
+        guard stream.isReady else { throw connection.failure("play on sink '\(sink)'") }
+        return stream
+    }
+
+    /// Records `source` (a sink's monitor) as mono float32 at `rate`, in fragments of
+    /// `fragmentBytes`; `corked`: it records nothing until uncorked. It becomes ready by itself
+    /// (nil when the server refuses it at once).
+    public static func monitor(on connection: PulseConnection, sink: String, source: String, rate: Int,
+                               fragmentBytes: Int, corked: Bool) -> PulseStream? {
+        var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(rate), channels: 1)
+        guard let raw = pa_stream_new(connection.context, "Alarm proof", &spec, nil) else { return nil }
+        let stream = PulseStream(sink: sink, stream: raw, connection: connection)
+        var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max, minreq: UInt32.max,
+                                        fragsize: UInt32(fragmentBytes))
+        let flags = pa_stream_flags_t(PA_STREAM_ADJUST_LATENCY.rawValue | PA_STREAM_DONT_MOVE.rawValue
+            | (corked ? PA_STREAM_START_CORKED.rawValue : 0))
+        guard pa_stream_connect_record(raw, source, &attributes, flags) >= 0 else { return nil }
+        return stream
+    }
+
+    public var isReady: Bool { pa_stream_get_state(stream) == PA_STREAM_READY }
+    /// It failed or was ended by the server (its sink gone, the server stopped).
+    public var hasEnded: Bool {
+        let state = pa_stream_get_state(stream)
+        return state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED
+    }
+    /// The server's index of it (a sink input, for a playing stream); nil when it has none yet.
+    public var index: UInt32? {
+        let index = pa_stream_get_index(stream)
+        return index == UInt32.max ? nil : index
+    }
+    /// How many bytes it takes now.
+    public var writableBytes: Int {
+        let room = pa_stream_writable_size(stream)
+        return room == Int.max ? 0 : room
+    }
+
+    public func write(_ bytes: UnsafeRawPointer, count: Int) throws(PulseError) {
+        guard pa_stream_write(stream, bytes, count, nil, 0, PA_SEEK_RELATIVE) >= 0 else {
+            throw connection.failure("play on sink '\(sink)'")
+        }
+    }
+
+    /// Hands each piece recorded so far to `take` (floats), or says how many frames a hole in the
+    /// recording skipped (`hole`).
+    public func read(_ take: (UnsafeBufferPointer<Float>) -> Void, hole: (Int) -> Void) {
+        while pa_stream_readable_size(stream) > 0 {
+            var data: UnsafeRawPointer?
+            var length = 0
+            guard pa_stream_peek(stream, &data, &length) >= 0, length > 0 else { return }
+            if let data {
+                take(UnsafeBufferPointer(start: data.bindMemory(to: Float.self, capacity: length / 4), count: length / 4))
+            } else {
+                hole(length / 4)
+            }
+            pa_stream_drop(stream)
+        }
+    }
+
+    /// Stops (`true`) or starts the stream without waiting for the answer.
+    public func cork(_ corked: Bool) {
+        if let operation = pa_stream_cork(stream, corked ? 1 : 0, nil, nil) { pa_operation_unref(operation) }
+    }
+
+    /// Drops what is buffered, without waiting.
+    public func flush() {
+        if let operation = pa_stream_flush(stream, nil, nil) { pa_operation_unref(operation) }
+    }
+
+    /// Waits, at most `limit`, until every stream of `streams` has played what it was given.
+    public static func drain(_ streams: [PulseStream], on connection: PulseConnection, limit: Duration) {
+        let pending = streams.compactMap { pa_stream_drain($0.stream, nil, nil) }
+        defer { pending.forEach { pa_operation_unref($0) } }
+        let deadline = BootInstant.now.advanced(by: limit)
+        while connection.isAlive, BootInstant.now < deadline, pending.contains(where: { pa_operation_get_state($0) == PA_OPERATION_RUNNING }) {
+            connection.iterate(upTo: .milliseconds(50))
+        }
+    }
+}

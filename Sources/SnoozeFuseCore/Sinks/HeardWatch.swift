@@ -17,13 +17,7 @@
 ///   silent first seconds, a pause of a second or more, ``paused(for:at:)``) moves every deadline
 ///   that it falls after later by its length. What counts is 2 s of the alarm's sound without proof.
 public struct HeardWatch<Instant: InstantProtocol>: Sendable, Hashable where Instant.Duration == Duration {
-    public enum Step: String, Sendable, Hashable, CaseIterable {
-        case fixLevels = "fix_levels"
-        case addSinks = "add_sinks"
-        /// The sound card itself, through ALSA past the sound server.
-        case card
-        case fallback
-    }
+    public typealias Step = EscalationStep
 
     public enum Effect: Sendable, Hashable {
         case heard(sink: String, level: Double, after: Duration)
@@ -137,4 +131,13 @@ public struct HeardWatch<Instant: InstantProtocol>: Sendable, Hashable where Ins
         }
         return effects
     }
+}
+
+/// The steps a nap takes, in order, when no sink's monitor proves its alarm (``HeardWatch``).
+public enum EscalationStep: String, Sendable, Hashable, CaseIterable {
+    case fixLevels = "fix_levels"
+    case addSinks = "add_sinks"
+    /// The sound card itself, through ALSA past the sound server.
+    case card
+    case fallback
 }

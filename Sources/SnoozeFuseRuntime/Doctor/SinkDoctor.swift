@@ -73,7 +73,7 @@ enum SinkDoctor {
     /// mute or volume, and notes which monitors carried it.
     private static func listenFor(route: AlarmRoute, on sinks: inout [DoctorSink]) {
         let heard = HeardLevels()
-        let plan = SinkPlan(route: route, floorPercent: nil, report: { report in
+        let plan = SinkPlan(route: route, floorPercent: nil, watcher: { SinkWatchDriver(plan: $0, now: { BootInstant.now }) }, report: { report in
             if case .heard(let sink, let level, _) = report { heard.note(sink, level) }
         })
         do throws(ALSAError) {

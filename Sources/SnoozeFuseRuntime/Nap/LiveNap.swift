@@ -232,9 +232,11 @@ public final class LiveNap: Sendable {
         // their monitors.
         let ledger = SinkFixLedger(sinkFixes)
         let (sinkReports, sinkFeed) = AsyncStream.makeStream(of: SinkPlanNews.self, bufferingPolicy: .unbounded)
+        let clock = loop.clock
         var plan = SinkPlan(route: configuration.route,
                             floorPercent: configuration.fixesVolume ? configuration.systemVolume ?? SinkLevelFix.defaultFloorPercent : nil,
-                            ledger: ledger, ledgerChanged: { sinkFeed.yield(.ledger($0)) }) { sinkFeed.yield(.report($0)) }
+                            ledger: ledger, watcher: { SinkWatchDriver(plan: $0, now: { clock.now }) },
+                            ledgerChanged: { sinkFeed.yield(.ledger($0)) }) { sinkFeed.yield(.report($0)) }
         // What reaches a sink's monitor below the alarm's loudness (less 20 dB) proves nothing.
         plan.level = AlarmLevel(volume: Double(configuration.volume) / 100, fadeIn: configuration.fadeIn)
         let alarm = AudioAlarmOutput(device: configuration.device, settings: settings, fallback: bell, loop: loop, server: plan)

@@ -1,6 +1,6 @@
 public import Foundation
 public import SnoozeFuseCore
-public import SnoozeFuseAudio
+import SnoozeFuseAudio
 
 /// One line of `--events jsonl`: a phase change, an alarm event, a warning or the end (SPEC §3).
 ///
