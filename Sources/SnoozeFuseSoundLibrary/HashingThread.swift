@@ -17,15 +17,21 @@ final class HashingThread {
     private var closed = false
     private var running = false
     private var result: String?
-    /// The loudness, measured from the same blocks on the same thread (nil when libebur128 cannot).
+    /// The loudness, measured from the same blocks on the same thread (nil when libebur128 cannot),
+    /// over the first ``SoundLoudness/window`` only: what a nap measures and plays first (a longer
+    /// file is a recording, and measuring all of it would cost more than the import).
     private let meter: LoudnessMeter?
     private let sampleType: String
+    /// Bytes of audio still to measure.
+    private var toMeasure: Int
     /// Why the loudness is not measured, when it is not.
     let loudnessFailure: LoudnessError?
 
     init(sampleType: String, sampleRate: Int, channels: Int) throws(SoundLibraryError) {
         digester = try AudioDigest(sampleType: sampleType, sampleRate: sampleRate, channels: channels)
         self.sampleType = sampleType
+        let bytesPerSample = ["s16": 2, "f64": 8][sampleType] ?? 4
+        toMeasure = Int(SoundLoudness.window.components.seconds) * sampleRate * max(channels, 1) * bytesPerSample
         do throws(LoudnessError) {
             meter = try LoudnessMeter(channels: channels, sampleRate: sampleRate)
             loudnessFailure = nil
@@ -87,7 +93,11 @@ final class HashingThread {
             let bytes = queue.removeFirst()
             condition.unlock()
             digester.update(bytes)
-            meter?.add(raw: bytes, sampleType: sampleType)
+            if toMeasure > 0 {
+                let part = UnsafeRawBufferPointer(rebasing: bytes[0 ..< min(bytes.count, toMeasure)])
+                meter?.add(raw: part, sampleType: sampleType)
+                toMeasure -= part.count
+            }
             condition.lock()
             pending -= 1
             condition.broadcast()

@@ -79,13 +79,18 @@ public struct SoundValidation: Sendable {
     static func decodeAll(_ file: inout SoundFile, measuring meter: LoudnessMeter? = nil) throws(SoundLibraryError)
         -> (frames: Int64, stoppedBy: SoundFileError?) {
         let channels = max(file.info.channels, 1)
+        let limit = Int64(SoundLoudness.window.components.seconds) * Int64(max(file.info.sampleRate, 1))
         var buffer = [Float](repeating: 0, count: 16_384 * channels)
         var frames: Int64 = 0
         while true {
             do {
                 let count = try buffer.withUnsafeMutableBufferPointer { pointer throws(SoundFileError) in try file.read(into: pointer) }
                 if count == 0 { return (frames, nil) }
-                if let meter { buffer.withUnsafeBufferPointer { meter.add(UnsafeBufferPointer(rebasing: $0[0 ..< count * channels])) } }
+                // Its loudness over the first minute, as import and a nap measure it.
+                let measured = min(Int64(count), max(limit - frames, 0))
+                if let meter, measured > 0 {
+                    buffer.withUnsafeBufferPointer { meter.add(UnsafeBufferPointer(rebasing: $0[0 ..< Int(measured) * channels])) }
+                }
                 frames += Int64(count)
             } catch {
                 if frames > 0 { return (frames, error) }

@@ -14,6 +14,11 @@ public struct SoundLoudness: Sendable, Hashable, Codable {
     /// True peak in dBTP (the largest magnitude between samples too, 4× oversampled); −∞ for silence.
     public var truePeak: Double
 
+    /// How much of a sound is measured: its first minute, what a nap measures and plays first (a
+    /// sound longer than that is a recording; measuring all of a long one would cost more than
+    /// importing it).
+    public static let window = Duration.seconds(60)
+
     public init(integrated: Double?, truePeak: Double) {
         self.integrated = integrated
         self.truePeak = truePeak

@@ -84,7 +84,7 @@ public enum AlarmSoundChoice {
     public static func audible(_ sound: AlarmSound, volume: Int,
                                builtIns locate: @autoclosure () -> BuiltInSounds? = BuiltInSounds.locate())
         -> (sound: AlarmSound, warning: String?, loudness: SoundLoudness?) {
-        guard let measured = try? sound.measure(within: audibilityWindow) else { return (sound, nil, nil) }
+        guard let measured = try? sound.measure(within: SoundLoudness.window) else { return (sound, nil, nil) }
         let raised = measured.loudness.map { Float(AlarmLoudness.factor($0.alarmGain.decibels)) } ?? 1
         let level = measured.peak * raised * Float(volume) / 100
         guard level < AlarmRenderer.silenceThreshold else {
