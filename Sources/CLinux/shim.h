@@ -17,6 +17,14 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+/* The commit the program was built from: `make build` links an object that defines
+ * snoozefuse_build_commit (.build/build-stamp.o, made from `git describe`); a plain `swift build`
+ * links none, and the weak reference is then null. */
+const char *snoozefuse_build_commit(void) __attribute__((weak));
+static inline const char *snoozefuse_build_commit_or_null(void) {
+    return snoozefuse_build_commit ? snoozefuse_build_commit() : 0;
+}
+
 /* Starts writing back a file's dirty pages without waiting for them (sync_file_range with
  * SYNC_FILE_RANGE_WRITE; glibc declares it only under _GNU_SOURCE). Returns 0 or -1 with errno. */
 static inline int snoozefuse_start_writeback(int fd) {

@@ -1,8 +1,7 @@
 import ArgumentParser
+import SnoozeFuseRuntime
 
 struct SnoozeFuse: AsyncParsableCommand {
-    static let version = "0.1.0"
-
     static let configuration = CommandConfiguration(
         commandName: "snoozefuse",
         abstract: "A nap timer and alarm engine that cannot fail silently.",
@@ -20,7 +19,7 @@ struct SnoozeFuse: AsyncParsableCommand {
         65 bad sound data, 66 missing input, 69 no usable output (or, for import, no libcrypto), \
         70 internal error, 75 another nap is running, 78 bad configuration, 130 interrupted (Ctrl-C).
         """,
-        version: "snoozefuse \(version)",
+        version: ProgramVersion.text,
         subcommands: [Nap.self, Status.self, Stop.self, Snooze.self, Add.self, Resume.self, Presets.self, Config.self, History.self,
                       Sounds.self, Plugins.self, Devices.self, Doctor.self, GuardianCommand.self]
     )
