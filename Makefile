@@ -22,14 +22,20 @@ PREFIX ?= /usr/local
 # release link finds libstdc++.a first (a folder holding only a link to it, searched before the
 # compiler's own). Loading the shared libstdc++ (its relocations, its symbol lookups, its start-up)
 # was a third of `--version` and 1.2 MiB of a playing alarm (issue 23).
+#
+# Every program links .build/build-stamp.o (Scripts/build-stamp.sh): the commit it is built from,
+# which --version prints; a new commit relinks, it recompiles nothing.
 LINK_ORDER := $(CURDIR)/Scripts/link-order.txt
 STATIC_CXX := $(CURDIR)/.build/static-c++
+BUILD_STAMP := $(CURDIR)/.build/build-stamp.o
 RELEASE_FLAGS ?= -Xswiftc -L -Xswiftc $(STATIC_CXX) --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie \
 	-Xswiftc -use-ld=lld -Xlinker --symbol-ordering-file=$(LINK_ORDER) -Xlinker --no-warn-symbol-ordering \
 	-Xlinker --no-export-dynamic -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors \
-	-Xswiftc -Xfrontend -Xswiftc -function-sections
+	-Xswiftc -Xfrontend -Xswiftc -function-sections -Xlinker $(BUILD_STAMP)
+# The version, from its one place (what --version prints).
+VERSION := $(shell sed -n 's/.*static let number = "\(.*\)".*/\1/p' Sources/SnoozeFuseRuntime/ProgramVersion.swift)
 
-.PHONY: deps build link-order install man demo test test-asan test-tsan check-warnings check-imports fuzz fuzz-durations bench bench-quick bench-wakeups clean sounds
+.PHONY: deps build plugins link-order install man demo test test-asan test-tsan check-warnings check-imports fuzz fuzz-durations bench bench-quick bench-wakeups clean sounds deb dist package-test
 
 deps:
 	@./Scripts/install-deps.sh
@@ -41,12 +47,21 @@ build: deps
 		echo "make: libstdc++.a (the static C++ library) is missing ($$clang -print-file-name=libstdc++.a): apt-get install libstdc++-12-dev" >&2; exit 69; fi; \
 		mkdir -p "$(STATIC_CXX)" && ln -sfn "$$archive" "$(STATIC_CXX)/libstdc++.a"
 	@if [ -e .build/$(CONFIG)/snoozefuse ] && [ $(LINK_ORDER) -nt .build/$(CONFIG)/snoozefuse ]; then rm -f .build/$(CONFIG)/snoozefuse; fi
+	@./Scripts/build-stamp.sh
+	@for program in snoozefuse snoozefuse-plugin-host snoozefuse-guardian; do \
+		if [ -e .build/$(CONFIG)/$$program ] && [ $(BUILD_STAMP) -nt .build/$(CONFIG)/$$program ]; then rm -f .build/$(CONFIG)/$$program; fi; done
 	@if [ "$$(cat .build/$(CONFIG)-flags.txt 2>/dev/null)" != "$(RELEASE_FLAGS)" ]; then mkdir -p .build; \
 		if [ -d .build/$(CONFIG) ]; then find -L .build/$(CONFIG) -name '*.swift.o' -delete; fi; \
 		echo "$(RELEASE_FLAGS)" > .build/$(CONFIG)-flags.txt; fi
 	$(SWIFT) build -c $(CONFIG) --product snoozefuse $(RELEASE_FLAGS)
 	$(SWIFT) build -c $(CONFIG) --product snoozefuse-plugin-host $(RELEASE_FLAGS)
 	$(SWIFT) build -c $(CONFIG) --product snoozefuse-guardian $(RELEASE_FLAGS)
+	@./Scripts/build-plugins.sh .build/$(CONFIG)
+
+# The built-in plugins, as C with the system's compiler (Scripts/build-plugins.sh says why), next
+# to the programs of the release build.
+plugins:
+	./Scripts/build-plugins.sh .build/$(CONFIG)
 
 # Re-profile which functions an alarm runs (valgrind), then relink with the new order.
 link-order: build
@@ -55,11 +70,25 @@ link-order: build
 
 # PREFIX/bin, PREFIX/lib/snoozefuse/plugins, PREFIX/share/snoozefuse/sounds (DESTDIR for packaging).
 # Only this package's products: building every product would also link the dependencies' own
-# (GRDB's dynamic library cannot link against the static Swift runtime).
-PLUGINS := tone noise terminal command led rumble
+# (GRDB's dynamic library cannot link against the static Swift runtime). The plugins are `build`'s.
 install: build
-	@for plugin in $(PLUGINS); do $(SWIFT) build -c $(CONFIG) --product snoozefuse-$$plugin $(RELEASE_FLAGS) || exit 1; done
 	./Scripts/install.sh "$$($(SWIFT) build -c $(CONFIG) --show-bin-path $(RELEASE_FLAGS))" "$(PREFIX)"
+
+# dist/snoozefuse_VERSION_ARCH.deb, and its programs' debug information beside it
+# (dist/snoozefuse_VERSION_ARCH.debug.tar.xz): Scripts/make-deb.sh says what is in it and why.
+deb: build
+	./Scripts/make-deb.sh "$$($(SWIFT) build -c $(CONFIG) --show-bin-path $(RELEASE_FLAGS))" dist
+
+# dist/snoozefuse-VERSION-linux-ARCH.tar.gz: the same programs as a tree that installs anywhere
+# (its install.sh, under ~/.local by default), for distributions other than Debian's.
+dist: build
+	./Scripts/make-dist.sh "$$($(SWIFT) build -c $(CONFIG) --show-bin-path $(RELEASE_FLAGS))" dist
+
+# Installs the .deb (with apt, its Depends from Debian's registry) and the tarball in clean Debian
+# 12 roots made here (mmdebstrap; kept in .build/package-test between runs) with no Swift in them,
+# and uses them there as a person would: Scripts/package-test.sh.
+package-test: deb dist
+	./Scripts/package-test.sh dist
 
 # Documentation/snoozefuse.1 again from the argument parser (after changing a command or option;
 # the tests say when it is stale). make install installs it and the bash, zsh and fish completions.
