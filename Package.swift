@@ -102,7 +102,7 @@ let package = Package(
         .target(
             name: "SnoozeFusePluginHost",
             dependencies: [
-                "SnoozeFusePluginABI", "SnoozeFuseSystem",
+                "SnoozeFusePluginABI", "SnoozeFuseSystem", "SnoozeFuseCore",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
@@ -204,7 +204,7 @@ let package = Package(
         .testTarget(
             name: "SnoozeFusePluginTests",
             dependencies: [
-                "SnoozeFusePluginHost", "SnoozeFuseRuntime", "SnoozeFuseAudio", "SnoozeFuseSystem", "SnoozeFuseTestSupport",
+                "SnoozeFusePluginHost", "SnoozeFuseCore", "SnoozeFuseRuntime", "SnoozeFuseAudio", "SnoozeFuseSystem", "SnoozeFuseTestSupport",
                 "snoozefuse", "snoozefuse-plugin-host",
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -6,6 +6,9 @@
    exempt: a test target depends on one to have it built, not to import it.
 3. The layers of ARCHITECTURE.md: a first-party library or program imports only the layers below
    it (LAYERS); in particular the CLI sees the runtime, the sound library and the core, nothing below.
+4. The statically linked programs and what they are made of (NO_FOUNDATION) import no Foundation
+   (nor FoundationEssentials or FoundationNetworking): Foundation brings 32 MiB of ICU data into a
+   static program.
 
 Reads the package with `swift package describe --type json`. Exits 1, naming each file, target and
 module, when anything disagrees. Usage: Scripts/check-imports.py
@@ -31,7 +34,7 @@ LAYERS = {
     "SnoozeFuseRuntime": {"SnoozeFuseCore", "SnoozeFuseSystem", "SnoozeFuseAudio", "SnoozeFusePluginHost",
                           "SnoozeFuseSoundLibrary", "SnoozeFuseStore", "Logging"},
     "SnoozeFuseSoundLibrary": {"SnoozeFuseAudio", "SnoozeFuseCAF", "SnoozeFuseStore", "SnoozeFuseSystem", "CLinux"},
-    "SnoozeFusePluginHost": {"SnoozeFusePluginABI", "SnoozeFuseSystem", "Logging"},
+    "SnoozeFusePluginHost": {"SnoozeFusePluginABI", "SnoozeFuseSystem", "SnoozeFuseCore", "Logging"},
     "SnoozeFuseAudio": {"SnoozeFuseCore", "SnoozeFuseSystem", "CSndFile", "CALSA", "CSampleRate", "CPulse", "CEbur128"},
     "SnoozeFuseStore": {"GRDB", "CSQLite"},
     "SnoozeFuseSystem": {"CLinux", "CSystemd"},
@@ -39,6 +42,13 @@ LAYERS = {
     "SnoozeFuseCAF": set(),
     "SnoozeFuseTestSupport": {"SnoozeFuseSystem"},
 }
+
+# Targets whose Swift files may not import Foundation: the programs that are linked statically
+# (snoozefuse-guardian, snoozefuse-plugin-host) and the modules they are made of. Foundation, with
+# the ICU data it carries, is 32 MiB of a static program.
+NO_FOUNDATION = {"snoozefuse-guardian", "snoozefuse-plugin-host", "SnoozeFusePluginHost", "SnoozeFuseSystem",
+                 "SnoozeFuseCore", "SnoozeFuseCAF"}
+FOUNDATION = {"Foundation", "FoundationEssentials", "FoundationNetworking"}
 
 IMPORT = re.compile(r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|package|internal|fileprivate|private)\s+)?import\s+(?:(?:struct|class|enum|protocol|func|var|let|typealias)\s+)?([A-Za-z_][A-Za-z0-9_]*)")
 
@@ -83,12 +93,20 @@ def main():
     targets = {target["name"]: target for target in package["targets"]}
     modules = {target.get("c99name", name): name for name, target in targets.items()}
     problems = []
+    for name in sorted(NO_FOUNDATION - targets.keys()):
+        problems.append(f"Scripts/check-imports.py: NO_FOUNDATION names {name}, which is no target of Package.swift")
     for name, target in sorted(targets.items()):
         if target.get("module_type") != "SwiftTarget":
             continue
         declared = set(target.get("target_dependencies") or []) | set(target.get("product_dependencies") or [])
         executables = {dependency for dependency in declared if targets.get(dependency, {}).get("type") == "executable"}
         imported = imports_of(target["path"])
+        if name in NO_FOUNDATION:
+            for module in sorted(FOUNDATION & imported.keys()):
+                for place in imported[module]:
+                    problems.append(f"{place}: {name} imports {module}, and it may not (NO_FOUNDATION): it is, or goes into, "
+                                    "a statically linked program, where Foundation brings 32 MiB of ICU data; use "
+                                    "SnoozeFuseCore's JSON and formatting, SnoozeFuseSystem's files, threads and environment")
         for module, places in sorted(imported.items()):
             if module in PLATFORM or modules.get(module) == name:
                 continue

@@ -1,5 +1,5 @@
 public import Logging
-import Foundation
+import SnoozeFuseCore
 import SnoozeFuseSystem
 
 /// The checks of `snoozefuse plugins check` that run plugin code, each in a child of its own
@@ -246,13 +246,13 @@ public enum PluginCheck {
         func milliseconds(_ duration: Duration) -> Double {
             Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
         }
-        let besides = waited >= .milliseconds(50) ? " (and \(String(format: "%.0f", milliseconds(waited))) ms waiting for a CPU, not counted)" : ""
+        let besides = waited >= .milliseconds(50) ? " (and \(DecimalText.fixed(milliseconds(waited), decimals: 0)) ms waiting for a CPU, not counted)" : ""
         if took > PluginCheckPhase.render.limit {
-            send(PluginCheckMessage(verdict: .fail, summary: "\(what) took \(String(format: "%.0f", milliseconds(took))) ms to render\(besides), over the limit of \(PluginCheckPhase.render.limit.components.seconds * 1000) ms"))
+            send(PluginCheckMessage(verdict: .fail, summary: "\(what) took \(DecimalText.fixed(milliseconds(took), decimals: 0)) ms to render\(besides), over the limit of \(PluginCheckPhase.render.limit.components.seconds * 1000) ms"))
         } else if peak == 0 {
             send(PluginCheckMessage(verdict: .fail, summary: "\(what): the output is silent"))
         } else {
-            send(PluginCheckMessage(verdict: .pass, summary: "\(what) in \(String(format: "%.1f", milliseconds(took))) ms\(besides), peak \(String(format: "%.2f", peak))"))
+            send(PluginCheckMessage(verdict: .pass, summary: "\(what) in \(DecimalText.fixed(milliseconds(took), decimals: 1)) ms\(besides), peak \(DecimalText.fixed(Double(peak), decimals: 2))"))
         }
     }
 

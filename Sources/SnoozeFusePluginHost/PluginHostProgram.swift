@@ -1,4 +1,4 @@
-import Foundation
+import SnoozeFuseCore
 import SnoozeFuseSystem
 #if canImport(Glibc)
 import Glibc
@@ -20,7 +20,7 @@ public enum PluginHostProgram {
     /// the child ended); the backtracer would print pages of registers on the nap's terminal (or
     /// into `plugins check --json`) and take seconds doing it.
     public static var childEnvironment: [String: String] {
-        var environment = ProcessInfo.processInfo.environment
+        var environment = ProcessSpawn.currentEnvironment()
         environment["SWIFT_BACKTRACE"] = "enable=no"
         return environment
     }
@@ -155,6 +155,15 @@ public enum PluginHostProcess {
         writeAll(line + "\n", to: descriptor)
     }
 
+    /// Writes `value` as one line of JSON (keys sorted, slashes as they are: what JSONEncoder
+    /// writes with `.sortedKeys` and `.withoutEscapingSlashes`) to `descriptor` in one go; nothing
+    /// when it cannot be encoded. How the host program answers its parent (scan lines, check
+    /// messages, a `--check-only` answer), without Foundation.
+    public static func send(json value: some Encodable, to descriptor: Int32) {
+        guard let line = try? JSONValueEncoder().encode(value) else { return }
+        send(line, to: descriptor)
+    }
+
     /// Moves standard input to a new descriptor (returned) and points descriptor 0 at /dev/null, so
     /// a plugin that reads cannot take the parent's commands.
     public static func takeStandardInput() -> Int32 {
@@ -259,7 +268,7 @@ public final class PluginConfigCheck: Sendable {
         case .line(let text):
             // Let it free the instance (which may restore a device) before anything is killed.
             if child.waitForEnd(atMost: .seconds(1)) == nil { child.terminate() }
-            guard let answer = try? JSONDecoder().decode(PluginStartAnswer.self, from: Data(text.utf8)) else {
+            guard let answer = try? JSONValueDecoder().decode(PluginStartAnswer.self, from: text) else {
                 return .noAnswer("it printed \"\(text.prefix(200))\" instead of an answer")
             }
             return answer.refusal.map(Answer.refused) ?? .starts

@@ -1,6 +1,10 @@
-public import Foundation
 import SnoozeFusePluginABI
 import SnoozeFuseSystem
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// `ID[:key=value,...]`, as `--source` and `--emitter` take it.
 public struct PluginSpec: Sendable, Hashable, CustomStringConvertible {
@@ -169,7 +173,7 @@ public final class PulseEmitter: @unchecked Sendable {
 
     public let plugin: LoadedPlugin
     private let instance: UnsafeMutablePointer<snoozefuse_pulse_emitter>
-    private let condition = NSCondition()
+    private let condition = EmitterCondition()
     private var pending: (intensity: Float, milliseconds: UInt32, tag: UInt64)?
     /// Told the tag of each pulse the plugin finished (on the pulse thread).
     private let onPulseDone: (@Sendable (UInt64) -> Void)?
@@ -264,20 +268,8 @@ public final class PulseEmitter: @unchecked Sendable {
     /// Errors the plugin returned, oldest first.
     public var reportedErrors: [PluginError] { condition.withLock { errors } }
 
-    /// Waits until the plugin has finished everything handed to it, or until `deadline` passes
-    /// (a check's deadline; the alarm path never calls this). Returns whether it finished. The wait
-    /// is a ``BoundedCall`` timed on the boot-time clock; `deadline` only says how long it may be.
-    public func waitUntilIdle(before deadline: Date) -> Bool {
-        let limit = deadline.timeIntervalSinceNow
-        // `distantFuture` and the like: no limit worth a thread.
-        guard limit < 86_400 * 365 else {
-            waitUntilIdle()
-            return true
-        }
-        return waitUntilIdle(within: .nanoseconds(Int64(max(limit, 0) * 1e9)))
-    }
-
-    /// Waits at most `limit` (on the boot-time clock) for the plugin to finish what it was handed.
+    /// Waits at most `limit` (on the boot-time clock) for the plugin to finish what it was handed
+    /// (a check's limit; the alarm path never calls this). Returns whether it finished.
     public func waitUntilIdle(within limit: Duration) -> Bool {
         BoundedCall.start(named: "snoozefuse-idle") { self.waitUntilIdle() }.wait(atMost: limit) != nil
     }
@@ -327,5 +319,44 @@ public final class PulseEmitter: @unchecked Sendable {
         destroyed = true
         condition.broadcast()
         condition.unlock()
+    }
+}
+
+/// A POSIX mutex and condition variable, which is what Foundation's `NSCondition` is on Linux: the
+/// emitter's fields are guarded by the mutex, and its threads sleep on the condition until another
+/// changes them (the pulse thread for work, waiters for the plugin to be idle or destroyed).
+///
+/// `@unchecked Sendable`: the mutex and the condition are made to be used from any thread; they
+/// are touched only through pthread calls, and live as long as this object.
+private final class EmitterCondition: @unchecked Sendable {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+
+    init() {
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(condition, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
+    }
+
+    func lock() { pthread_mutex_lock(mutex) }
+    func unlock() { pthread_mutex_unlock(mutex) }
+
+    /// Sleeps until the condition is broadcast (or wakes spuriously: wait in a loop); the lock
+    /// must be held, and is held again on return.
+    func wait() { pthread_cond_wait(condition, mutex) }
+
+    /// Wakes every thread waiting on the condition.
+    func broadcast() { pthread_cond_broadcast(condition) }
+
+    func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
+        lock()
+        defer { unlock() }
+        return try body()
     }
 }

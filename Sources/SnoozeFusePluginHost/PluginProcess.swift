@@ -1,5 +1,5 @@
-import Foundation
 import Synchronization
+import SnoozeFuseCore
 public import SnoozeFuseSystem
 #if canImport(Glibc)
 import Glibc
@@ -183,7 +183,7 @@ public final class PluginProcessEmitter: Sendable {
             guard checked(&state, at: .now) else { return false }
             let tag = state.nextTag
             state.nextTag += 1
-            guard send("e \(tag) \(String(format: "%.3f", min(max(intensity, 0), 1))) \(max(milliseconds, 0))\n", &state) else { return false }
+            guard send("e \(tag) \(DecimalText.fixed(min(max(intensity, 0), 1), decimals: 3)) \(max(milliseconds, 0))\n", &state) else { return false }
             state.liveness.sent(tag, lasting: duration, at: .now)
             return true
         }
@@ -248,6 +248,6 @@ extension Duration {
     /// `120 ms`, `1.4 s`: for messages.
     var compactMilliseconds: String {
         let milliseconds = Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15
-        return milliseconds < 1000 ? "\(Int(milliseconds.rounded())) ms" : String(format: "%.1f s", milliseconds / 1000)
+        return milliseconds < 1000 ? "\(Int(milliseconds.rounded())) ms" : DecimalText.fixed(milliseconds / 1000, decimals: 1) + " s"
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import SnoozeFuseCore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -79,8 +79,8 @@ public struct PluginScanCache: Sendable, Hashable {
         var info = stat()
         guard stat(file, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid(),
               info.st_mode & (S_IWGRP | S_IWOTH) == 0,
-              let data = FileManager.default.contents(atPath: file),
-              let contents = try? JSONDecoder().decode(Contents.self, from: data),
+              let bytes = Self.contents(of: file),
+              let contents = try? JSONValueDecoder().decode(Contents.self, from: bytes),
               contents.format == Contents.currentFormat, contents.host == host, contents.abi == Self.abi else { return [:] }
         return contents.entries
     }
@@ -91,11 +91,10 @@ public struct PluginScanCache: Sendable, Hashable {
     public func save(_ entries: [String: Entry], host: FileIdentity) throws(PluginScanCacheError) {
         let kept = entries.filter { access($0.key, F_OK) == 0 }
         let contents = Contents(format: Contents.currentFormat, host: host, abi: Self.abi, entries: kept)
-        let data: Data
+        var text: String
         do {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            data = try encoder.encode(contents)
+            // What JSONEncoder wrote with `.sortedKeys` and `.withoutEscapingSlashes`.
+            text = try JSONValueEncoder().encode(contents)
         } catch {
             throw PluginScanCacheError(file: file, reason: "cannot encode the scan results: \(error)")
         }
@@ -107,7 +106,7 @@ public struct PluginScanCache: Sendable, Hashable {
             throw PluginScanCacheError(file: file, reason: "cannot create a file in \(folder): \(String(cString: strerror(errno)))")
         }
         let temporary = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-        let written = data.withUnsafeBytes { bytes -> Bool in
+        let written = text.withUTF8 { bytes -> Bool in
             var offset = 0
             while offset < bytes.count {
                 let count = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
@@ -122,6 +121,22 @@ public struct PluginScanCache: Sendable, Hashable {
         guard written, rename(temporary, file) == 0 else {
             unlink(temporary)
             throw PluginScanCacheError(file: file, reason: written ? "cannot rename \(temporary) to it: \(String(cString: strerror(errno)))" : "cannot write: \(why)")
+        }
+    }
+
+    /// The whole of the file at `path`; nil when it cannot be opened or read.
+    private static func contents(of path: String) -> [UInt8]? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { return nil }
+            if count == 0 { return bytes }
+            bytes += chunk[..<count]
         }
     }
 

@@ -1,5 +1,5 @@
-import Foundation
 public import Logging
+import SnoozeFuseCore
 import SnoozeFuseSystem
 #if canImport(Glibc)
 import Glibc
@@ -95,7 +95,7 @@ public struct PluginScanner: Sendable {
         defer { close(ends.read) }
         var reader = LineReader(descriptor: ends.read)
         guard case .line(let text) = reader.next(until: .now.advanced(by: Self.startLimit)),
-              (try? JSONDecoder().decode(Line.self, from: Data(text.utf8)))?.ready == true else {
+              (try? JSONValueDecoder().decode(Line.self, from: text))?.ready == true else {
             let status = child.terminate()
             return ([], .host(.processEnded("the plugin host program \(host) did not start: \(status.map(ProcessSpawn.describe) ?? "it did not end")")))
         }
@@ -103,7 +103,7 @@ public struct PluginScanner: Sendable {
         for path in batch {
             switch reader.next(until: .now.advanced(by: loadLimit)) {
             case .line(let text):
-                guard let line = try? JSONDecoder().decode(Line.self, from: Data(text.utf8)), line.path == path,
+                guard let line = try? JSONValueDecoder().decode(Line.self, from: text), line.path == path,
                       let verdict = line.verdict else {
                     child.terminate()
                     return (answered, .file(.processEnded("the scanner answered out of turn while loading it: \(text.prefix(200))")))
@@ -127,11 +127,8 @@ public struct PluginScanner: Sendable {
     /// Loads each of `paths` in turn and writes one ``Line`` per file to `output` (after a first
     /// `ready` line), each flushed at once so a crash in the next file leaves the earlier answers.
     public static func serve(paths: [String], output: Int32, logger: Logger) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         func send(_ line: Line) {
-            guard let data = try? encoder.encode(line) else { return }
-            writeAll(String(decoding: data, as: UTF8.self) + "\n", to: output)
+            PluginHostProcess.send(json: line, to: output)
         }
         send(Line(ready: true))
         for path in paths {

@@ -1,5 +1,4 @@
 public import Logging
-import Foundation
 import SnoozeFuseSystem
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,4 @@
-import Foundation
+import SnoozeFuseCore
 import SnoozeFuseSystem
 #if canImport(Glibc)
 import Glibc
@@ -211,7 +211,7 @@ public enum PluginValidation {
         while true {
             switch reader.next(until: deadline) {
             case .line(let text):
-                guard let message = try? JSONDecoder().decode(PluginCheckMessage.self, from: Data(text.utf8)) else {
+                guard let message = try? JSONValueDecoder().decode(PluginCheckMessage.self, from: text) else {
                     details.append("the checking process wrote: \(text.prefix(200))")
                     continue
                 }

@@ -14,23 +14,22 @@
 // Every command takes --parent-pid PID: the program asks the kernel to kill it when that process
 // ends. What follows `--` is data (the configuration, the files): it is never read as an option.
 // Standard output is kept for the protocol: the plugin's own prints go to standard error.
-import Foundation
+import Glibc
 import Logging
 import SnoozeFusePluginHost
 
 /// Log lines from the plugin layer go to standard error as `snoozefuse: …`.
 func logger(level: Logger.Level) -> Logger {
-    lineLogger(level) { FileHandle.standardError.write(Data("snoozefuse: \($0)\n".utf8)) }
+    lineLogger(level) { PluginHostProcess.send("snoozefuse: \($0)", to: 2) }
 }
 
 func usage() -> Never {
-    FileHandle.standardError.write(Data("""
+    PluginHostProcess.send("""
         usage: \(PluginHostProgram.name) serve source|emitter PATH [--expect-id ID] [--check-only] [--parent-pid PID] -- CONFIG
                \(PluginHostProgram.name) scan [--parent-pid PID] -- PATH...
                \(PluginHostProgram.name) check NAME PATH [--parent-pid PID] -- CONFIG
         (started by snoozefuse; see PLUGINS.md)
-
-        """.utf8))
+        """, to: 2)
     exit(64)
 }
 
@@ -46,9 +45,7 @@ case .serve(let kind, let path, let config, let expectID, let checkOnly):
     if checkOnly {
         let error = PluginServer.checkStart(emitter: kind == .emitter, path: path, config: config, expectID: expectID,
                                             logger: logger(level: .critical))
-        if let data = try? JSONEncoder().encode(PluginStartAnswer(error)) {
-            PluginHostProcess.send(String(decoding: data, as: UTF8.self), to: output)
-        }
+        PluginHostProcess.send(json: PluginStartAnswer(error), to: output)
         exit(0)
     }
     let status = switch kind {
@@ -63,10 +60,8 @@ case .scan(let paths):
     PluginScanner.serve(paths: paths, output: output, logger: logger(level: .critical))
     exit(0)
 case .check(let name, let path, let config):
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
     PluginCheck.run(name, path: path, config: config, probe: SeccompRenderProbe(), logger: logger(level: .warning)) { message in
-        if let data = try? encoder.encode(message) { PluginHostProcess.send(String(decoding: data, as: UTF8.self), to: output) }
+        PluginHostProcess.send(json: message, to: output)
     }
     // Plugin threads may be stuck (a blocking emitter): end without waiting for them. `exit` runs
     // the plugin's destructors; the parent fails the check if they crash.

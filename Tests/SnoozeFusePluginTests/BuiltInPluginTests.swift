@@ -73,9 +73,9 @@ struct BuiltInPluginTests {
         let emitter = try PulseEmitter(plugin: try load("command", in: folder),
                                        config: "min-interval=60000,timeout=2000,run=echo \"$SNOOZEFUSE_PULSE $SNOOZEFUSE_INTENSITY $SNOOZEFUSE_DURATION_MS\" >> \(out)")
         emitter.emit(intensity: 0.7, duration: .milliseconds(150))
-        #expect(emitter.waitUntilIdle(before: .distantFuture))
+        emitter.waitUntilIdle() // however long it takes (it returns once idle)
         emitter.emit(intensity: 1, duration: .milliseconds(150))
-        #expect(emitter.waitUntilIdle(before: .distantFuture))
+        emitter.waitUntilIdle() // however long it takes (it returns once idle)
         // The first pulse ran; the second came within min-interval and was dropped. Wait for the
         // shell to have written its line (it runs on its own; closing the emitter would kill it).
         var text = ""
@@ -112,7 +112,7 @@ struct BuiltInPluginTests {
         while emitter.isBusy && !seenOn {
             seenOn = (try? String(contentsOfFile: led + "/brightness", encoding: .utf8)) == "1\n"
         }
-        #expect(emitter.waitUntilIdle(before: .distantFuture))
+        emitter.waitUntilIdle() // however long it takes (it returns once idle)
         #expect(seenOn)
         // …and afterwards it is as it was found.
         #expect(try String(contentsOfFile: led + "/brightness", encoding: .utf8) == "0\n")

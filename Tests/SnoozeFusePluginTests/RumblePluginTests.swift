@@ -41,11 +41,11 @@ struct RumblePluginTests {
         let emitter = try PulseEmitter(plugin: try PluginLoader.load(path: path, logger: LogRecorder().logger),
                                        config: "device=\(device.path)")
         emitter.emit(intensity: 1, duration: .milliseconds(120))
-        #expect(emitter.waitUntilIdle(before: Date(timeIntervalSinceNow: 20)))
+        #expect(emitter.waitUntilIdle(within: .seconds(20)))
         emitter.emit(intensity: 0.5, duration: .milliseconds(90))
-        #expect(emitter.waitUntilIdle(before: Date(timeIntervalSinceNow: 20)))
+        #expect(emitter.waitUntilIdle(within: .seconds(20)))
         emitter.cancel()
-        #expect(emitter.waitUntilIdle(before: Date(timeIntervalSinceNow: 20)))
+        #expect(emitter.waitUntilIdle(within: .seconds(20)))
         #expect(emitter.reportedErrors.isEmpty, "\(emitter.reportedErrors)")
         emitter.close() // destroy runs on the emitter's thread: wait for the erase it asks for
         let records = try device.waitForRecords { $0.contains { $0.kind == "erase" } }
