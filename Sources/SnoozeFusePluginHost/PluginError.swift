@@ -83,7 +83,14 @@ public struct PluginError: Error, Sendable, Hashable, Codable, CustomStringConve
         case .changedSinceScan(let expected, let found):
             return "the file changed since it was scanned: it now holds plugin \(found), not \(expected); run the command again"
         case .openFailed(let why):
-            return "cannot be loaded: \(why)"
+            guard let library = Self.missingLibrary(in: why, plugin: path) else { return "cannot be loaded: \(why)" }
+            if library.hasPrefix("libswift") {
+                return "cannot be loaded: it needs \(library), the Swift runtime's shared library, which only a Swift toolchain has "
+                    + "and the loader cannot find here; rebuild it with the Swift runtime inside it (swiftc -static-stdlib, as "
+                    + "PLUGINS.md says), so it loads on a machine without Swift (\(why))"
+            }
+            return "cannot be loaded: it needs \(library), which the loader cannot find: install the package that has it "
+                + "(Debian: `apt-file search \(library)`; Fedora: `dnf provides '*/\(library)'`), or rebuild the plugin without it (\(why))"
         case .missingEntry:
             return "not a snoozefuse plugin: it does not export the function snoozefuse_plugin_entry"
         case .nullDescriptor:
@@ -114,6 +121,16 @@ public struct PluginError: Error, Sendable, Hashable, Codable, CustomStringConve
         case .processEnded(let how):
             return "the plugin's process ended: \(how)"
         }
+    }
+
+    /// The library a plugin needs that the dynamic loader could not find, from `dlerror`'s text
+    /// (glibc: `LIBRARY: cannot open shared object file: …`); nil when it says something else, or
+    /// when the file it could not open is the plugin's own.
+    public static func missingLibrary(in dlerror: String, plugin: String) -> String? {
+        let parts = dlerror.split(separator: ": ", omittingEmptySubsequences: false).map(String.init)
+        guard let at = parts.firstIndex(of: "cannot open shared object file"), at > 0 else { return nil }
+        let library = parts[at - 1]
+        return library.isEmpty || library == plugin ? nil : library
     }
 
     /// The `SNOOZEFUSE_STATUS_*` name of a status code.
