@@ -32,8 +32,6 @@ RELEASE_FLAGS ?= -Xswiftc -L -Xswiftc $(STATIC_CXX) --static-swift-stdlib -Xswif
 	-Xswiftc -use-ld=lld -Xlinker --symbol-ordering-file=$(LINK_ORDER) -Xlinker --no-warn-symbol-ordering \
 	-Xlinker --no-export-dynamic -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors \
 	-Xswiftc -Xfrontend -Xswiftc -function-sections -Xlinker $(BUILD_STAMP)
-# The version, from its one place (what --version prints).
-VERSION := $(shell sed -n 's/.*static let number = "\(.*\)".*/\1/p' Sources/SnoozeFuseRuntime/ProgramVersion.swift)
 
 .PHONY: deps build plugins link-order install man demo test test-asan test-tsan check-warnings check-imports fuzz fuzz-durations bench bench-quick bench-wakeups clean sounds deb dist package-test
 
@@ -75,20 +73,26 @@ install: build
 	./Scripts/install.sh "$$($(SWIFT) build -c $(CONFIG) --show-bin-path $(RELEASE_FLAGS))" "$(PREFIX)"
 
 # dist/snoozefuse_VERSION_ARCH.deb, and its programs' debug information beside it
-# (dist/snoozefuse_VERSION_ARCH.debug.tar.xz): Scripts/make-deb.sh says what is in it and why.
+# (dist/snoozefuse_VERSION_ARCH.debug.tar.xz): Scripts/make-deb.sh says what is in it. Built with
+# dpkg-deb from a control file kept in Packaging/, not with debhelper: the build is SwiftPM's (no
+# debian/rules to drive), and the programs link the Swift runtime statically and open every other
+# library lazily, so dh_shlibdeps would find nothing to depend on; the Depends come from
+# Packaging/runtime-libraries.txt, which a test keeps in step with the code. The version comes from
+# Sources/SnoozeFuseRuntime/ProgramVersion.swift, its one place (what --version prints).
 deb: build
 	./Scripts/make-deb.sh "$$($(SWIFT) build -c $(CONFIG) --show-bin-path $(RELEASE_FLAGS))" dist
 
 # dist/snoozefuse-VERSION-linux-ARCH.tar.gz: the same programs as a tree that installs anywhere
-# (its install.sh, under ~/.local by default), for distributions other than Debian's.
+# (its install.sh: under ~/.local by default, the tree in ~/.local/opt/snoozefuse and the command
+# in ~/.local/bin), for distributions other than Debian's.
 dist: build
 	./Scripts/make-dist.sh "$$($(SWIFT) build -c $(CONFIG) --show-bin-path $(RELEASE_FLAGS))" dist
 
 # Installs the .deb (with apt, its Depends from Debian's registry) and the tarball in clean Debian
 # 12 roots made here (mmdebstrap; kept in .build/package-test between runs) with no Swift in them,
-# and uses them there as a person would: Scripts/package-test.sh.
+# and uses them there as a person would: Scripts/package-test.py.
 package-test: deb dist
-	./Scripts/package-test.sh dist
+	./Scripts/package-test.py dist
 
 # Documentation/snoozefuse.1 again from the argument parser (after changing a command or option;
 # the tests say when it is stale). make install installs it and the bash, zsh and fish completions.

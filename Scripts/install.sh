@@ -35,6 +35,16 @@ if [ -n "$missing" ]; then
     exit 66
 fi
 
+# The built-in sounds go to PREFIX/share/snoozefuse/sounds: with PREFIX ~/.local that is the folder of
+# the sounds you import (XDG_DATA_HOME/snoozefuse), and the two would mix.
+data_home="${XDG_DATA_HOME:-${HOME:-/nonexistent}/.local/share}"
+share_real=$(cd "$prefix/share" 2>/dev/null && pwd -P || true)
+data_real=$(cd "$data_home" 2>/dev/null && pwd -P || true)
+if [ -z "${DESTDIR:-}" ] && { [ "${prefix%/}/share" = "${data_home%/}" ] || { [ -n "$share_real" ] && [ "$share_real" = "$data_real" ]; }; }; then
+    echo "install.sh: $prefix/share/snoozefuse is where snoozefuse keeps the sounds you import: install elsewhere (for example PREFIX=$prefix/opt/snoozefuse, with a link to its bin/snoozefuse in $prefix/bin), or use the tarball's install.sh (make dist), which does that" >&2
+    exit 64
+fi
+
 umask 022
 install -d "$destination/bin" "$destination/lib/snoozefuse/plugins" "$destination/share/snoozefuse/sounds"
 install -m 0755 "$products/snoozefuse" "$destination/bin/snoozefuse"
@@ -45,17 +55,12 @@ for plugin in tone noise terminal command led rumble; do
 done
 install -m 0644 "$root"/Sounds/*.caf "$destination/share/snoozefuse/sounds/"
 install -d "$destination/lib/systemd/user"
-cat > "$destination/lib/systemd/user/snoozefuse-resume.service" <<UNIT
-[Unit]
-Description=Ring the alarm of a nap that a reboot interrupted (snoozefuse resume)
-
-[Service]
-Type=simple
-ExecStart=$prefix/bin/snoozefuse resume --if-interrupted
-
-[Install]
-WantedBy=default.target
-UNIT
+# The unit from its template (Packaging/snoozefuse-resume.service.in), with this prefix's command
+# (quoted if it holds a space, its % doubled: as systemd reads them).
+command=$(printf '%s\n' "$prefix/bin/snoozefuse" | sed 's/%/%%/g')
+case "$command" in *[[:space:]]*) command="\"$command\"" ;; esac
+command=$(printf '%s\n' "$command" | sed 's/[\\&|]/\\&/g')
+sed "s|@COMMAND@|$command|g" "$root/Packaging/snoozefuse-resume.service.in" > "$destination/lib/systemd/user/snoozefuse-resume.service"
 chmod 0644 "$destination/lib/systemd/user/snoozefuse-resume.service"
 install -d "$destination/share/man/man1" "$destination/share/bash-completion/completions" \
     "$destination/share/zsh/site-functions" "$destination/share/fish/vendor_completions.d"
