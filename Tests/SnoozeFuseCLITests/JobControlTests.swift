@@ -136,7 +136,11 @@ struct JobControlTests {
         let shown = try await onOwnThread {
             try shell.type([
                 "\(shell.snoozefuse) nap --no-hold --release 1s --nap 2s --device null --dismiss key --quiet --events jsonl > \(shell.events) &\\n",
-                "sleep:0.5", "kill -STOP %1\\n", "sleep:0.5", "jobs -l\\n", "bg\\n", "sleep:0.5", "fg\\n",
+                "sleep:0.5", "kill -STOP %1\\n",
+                // The shell learns of the stop when it next reaps a child: wait (at most 10 s)
+                // until its job table says so, or `bg` finds the job "already in background".
+                "for i in $(seq 100); do case \"$(jobs -l %1)\" in *Stopped*) break;; esac; sleep 0.1; done; jobs -l\\n",
+                "until:Stopped (signal)", "bg\\n", "sleep:0.5", "fg\\n",
                 "until:Enter stops the alarm", "sleep:2.5", "\\n", "until:$ ", "jobs -l\\n",
             ])
         }
