@@ -182,6 +182,76 @@ struct SurvivalTests {
         #expect(seen["dismissed"], "\(seen.texts)")
     }
 
+    /// A double fault: the guardian SIGKILLed mid-nap, then the nap. The nap reaps the dead
+    /// guardian at once (no zombie), starts a new one, says so in a `guardian` event and names it
+    /// in the live state; the new guardian rings the alarm at its deadline, on the recording.
+    @Test func aGuardianKilledMidNapIsReplacedAndTheNewOneRingsWhenTheNapDiesToo() async throws {
+        let seen = try await script { home, seen in
+            let capture = home.folder.path("alarm.wav")
+            let nap = try home.launch(["nap", "--no-hold", "--release", "0", "--nap", "6", "--max", "60", "--fade-in", "0",
+                                       "--ring-limit", "2", "--device", "file:FILE=\(capture),FORMAT=wav", "--events", "jsonl", "--quiet"])
+            func guardianPid() -> Int32? { (home.state()?["guardianPid"] as? NSNumber)?.int32Value }
+            seen.steps["napping"] = waitFor { home.state()?["phase"] as? String == "napping" && guardianPid() != nil }
+            guard let live = home.state(), let due = alarmDue(live), let first = guardianPid() else { return }
+            seen.steps["the first watcher holds the lock"] = waitFor(.seconds(10)) { isGuardianLock(first, 4) }
+            // The moment between the guardian's death and its replacement, drawn out by stopping the
+            // nap: status says the nap is unguarded.
+            nap.signal(SIGSTOP)
+            kill(first, SIGKILL)
+            seen.steps["the first died"] = waitFor { !isRunning(first) }
+            if let result = try? home.run(["status", "--json"]),
+               let object = try? JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any] {
+                seen.texts["unguarded"] = (object["unguarded"] as? Bool).map { "\($0)" } ?? "absent"
+            }
+            if let result = try? home.run(["status"]) { seen.texts["unguarded text"] = result.standardOutput }
+            nap.signal(SIGCONT)
+            seen.steps["replaced"] = waitFor {
+                home.lines(home.folder.path("events.jsonl")).contains { $0["event"] as? String == "guardian" && $0["what"] as? String == "replaced" }
+            }
+            let event = home.lines(home.folder.path("events.jsonl")).first { $0["event"] as? String == "guardian" }
+            seen.texts["event"] = event?["message"] as? String
+            // Reaped: no `<defunct>` left behind.
+            seen.steps["the first is reaped"] = waitFor { !FileManager.default.fileExists(atPath: "/proc/\(first)") }
+            seen.steps["the state names another"] = waitFor { guardianPid().map { $0 != first } == true }
+            guard let second = guardianPid() else { return }
+            seen.texts["second"] = "\(second)"
+            seen.steps["the new watcher holds the lock"] = waitFor(.seconds(10)) { isGuardianLock(second, 4) }
+            seen.texts["status"] = home.status()
+            if let result = try? home.run(["status"]) { seen.texts["status text"] = result.standardOutput }
+            nap.signal(SIGKILL)
+            nap.wait()
+            seen.steps["guarded"] = waitFor { home.status() == "guarded" }
+            seen.steps["the new guardian rang"] = waitFor { home.lines(home.guardianLog).contains { $0["event"] as? String == "alarm" } }
+            if let alarm = home.lines(home.guardianLog).first(where: { $0["event"] as? String == "alarm" }) {
+                seen.numbers["from the deadline"] = (wallTime(alarm)?.timeIntervalSince1970 ?? 0) - due
+            }
+            seen.steps["heard"] = waitFor { (try? recordedRMS(capture)) ?? 0 > 0.05 }
+            seen.steps["the guardian ended"] = waitFor { !isRunning(second) }
+            seen.texts["outcome"] = home.lines(home.guardianLog).last { $0["event"] as? String == "end" }?["outcome"] as? String
+        }
+        #expect(seen["napping"], "\(seen.texts)")
+        #expect(seen["the first watcher holds the lock"])
+        #expect(seen["the first died"])
+        #expect(seen.texts["unguarded"] == "true", "\(seen.texts)")
+        #expect(seen.texts["unguarded text"]?.contains("unguarded: no guardian watches the nap now") == true, "\(seen.texts)")
+        #expect(seen["replaced"], "\(seen.texts)")
+        #expect(seen.texts["event"]?.contains("killed by signal 9") == true, "\(seen.texts)")
+        #expect(seen.texts["event"]?.contains("a new one (pid \(seen.texts["second"] ?? "?")) rings the alarm if this process dies") == true,
+                "\(seen.texts)")
+        #expect(seen["the first is reaped"])
+        #expect(seen["the state names another"])
+        #expect(seen["the new watcher holds the lock"])
+        #expect(seen.texts["status"] == "running")
+        #expect(seen.texts["status text"]?.contains("unguarded") == false, "\(seen.texts)")
+        #expect(seen["guarded"], "\(seen.texts)")
+        #expect(seen["the new guardian rang"], "\(seen.texts)")
+        let offset = try #require(seen.numbers["from the deadline"])
+        #expect(abs(offset) < 0.1, "rang \(offset) s from the deadline")
+        #expect(seen["heard"])
+        #expect(seen["the guardian ended"])
+        #expect(seen.texts["outcome"] == "ring_limit", "\(seen.texts)")
+    }
+
     /// The watcher's standard error is /dev/null: what keeps it from becoming the whole guardian
     /// is written to the guardian's events, never lost. Here the program it should become cannot
     /// be opened at the start (it then tries at once, as the whole guardian would wait itself)
@@ -217,7 +287,9 @@ struct SurvivalTests {
                                        "--ring-limit", "1", "--device", "file:FILE=\(capture),FORMAT=wav", "--quiet"])
             seen.steps["napping"] = waitFor { home.state()?["phase"] as? String == "napping" && home.state()?["guardianPid"] != nil }
             guard let live = home.state(), let due = alarmDue(live), let guardian = (live["guardianPid"] as? NSNumber)?.int32Value else { return }
-            // A stand-in for a reboot: the guardian first, then the nap.
+            // A stand-in for a reboot: the guardian first, then the nap. The nap is stopped first:
+            // a running nap would replace its dead guardian at once.
+            nap.signal(SIGSTOP)
             kill(guardian, SIGKILL)
             nap.signal(SIGKILL)
             nap.wait()

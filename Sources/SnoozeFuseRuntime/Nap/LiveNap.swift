@@ -26,8 +26,8 @@ public final class LiveNap: Sendable {
     private let plugins: NapPluginInstances?
     private let signals: SignalWatcher
     private let keeper: LiveSessionKeeper
-    /// What the nap tells its guardian (a fresh nap's; a guardian or `resume` has none).
-    private let guardianLink: GuardianLink
+    /// A fresh nap's guardian, replaced when it dies (a guardian or `resume` has none).
+    private let guardianship: Guardianship?
     private let control: ControlServer?
     private let lock: NapLock
     private let wakefulness: NapWakefulness
@@ -87,10 +87,7 @@ public final class LiveNap: Sendable {
         try self.init(configuration: configuration, sound: chosen, plugins: true, initialSession: nil, holder: .nap,
                       terminal: true, paths: paths, lock: lock, loop: loop, message: message, history: facts,
                       desktopHold: desktopHold, keyRelease: keyRelease)
-        if let guardian = Guardian.start(paths: paths) {
-            keeper.setGuardian(guardian.pid)
-            guardianLink.attach(guardian.watch)
-        } else {
+        if guardianship?.start() != true {
             message("warning: no guardian could be started: if this process dies, nothing rings its alarm")
         }
     }
@@ -334,7 +331,9 @@ public final class LiveNap: Sendable {
         self.session = session
         self.plugins = plugins
         self.keeper = keeper
-        self.guardianLink = guardianLink
+        guardianship = holder == .nap ? Guardianship(paths: paths, link: guardianLink, keeper: keeper) { what, message in
+            noteFeed.yield(.guardian(what: what, message: message))
+        } : nil
         self.lock = lock
         self.wakefulness = wakefulness
         self.hooks = hooks
@@ -368,6 +367,7 @@ public final class LiveNap: Sendable {
                            send: { [weak session] in session?.send($0) },
                            note: note)
         let result = await session.run()
+        guardianship?.stop()
         desktopHold?.stop()
         control?.close()
         keeper.remove()

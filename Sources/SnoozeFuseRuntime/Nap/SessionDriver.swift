@@ -199,6 +199,10 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
             case .suspendRefused: terminal.what = "suspend_refused"
             }
             return terminal
+        case .guardian(let what, let message):
+            var guardian = record(.guardian, at: instant, origin: origin, message: message)
+            guardian.what = what
+            return guardian
         }
     }
 

@@ -48,6 +48,9 @@ public struct SessionRecord: Sendable, Equatable, Encodable {
         /// What the terminal's job control did (`what`: background, foreground, suspend_refused;
         /// `message`): a nap in the background reads no keys and rings by itself.
         case terminal
+        /// What became of the nap's guardian (`what`: replaced, unguarded; `message`): one that
+        /// died is replaced at once, or the nap says that nothing rings its alarm if it dies.
+        case guardian
     }
 
     public var event: Kind
@@ -145,6 +148,8 @@ public enum SessionNote: Sendable, Hashable {
     case hold(what: HoldSource, message: String)
     /// The nap's terminal moved it (``ForegroundKeys``).
     case terminal(JobControlNews)
+    /// The nap's guardian died (``Guardianship``): `what` is `replaced` or `unguarded`.
+    case guardian(what: String, message: String)
 }
 
 /// Where records and countdown updates go. The CLI implements it (stdout for JSON lines, the

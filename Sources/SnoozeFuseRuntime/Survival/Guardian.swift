@@ -188,12 +188,14 @@ final class GuardianLink: Sendable {
         var pending: String?
     }
 
-    /// The pipe's write end: what was to be said before is said now.
+    /// The pipe's write end: what was to be said before is said now. A new guardian's (the last
+    /// one died) replaces the old end, which is closed, and is told what the last one was.
     func attach(_ descriptor: Int32) {
         _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
         state.withLock { state in
+            if state.descriptor >= 0 { close(state.descriptor) }
             state.descriptor = descriptor
-            if let pending = state.pending { state.said = Self.write(pending, to: descriptor) ? pending : nil }
+            if let line = state.pending ?? state.said { state.said = Self.write(line, to: descriptor) ? line : nil }
             state.pending = nil
         }
     }
@@ -215,5 +217,91 @@ final class GuardianLink: Sendable {
     private static func write(_ line: String, to descriptor: Int32) -> Bool {
         var line = line
         return line.withUTF8 { bytes in Glibc.write(descriptor, bytes.baseAddress, bytes.count) == bytes.count }
+    }
+}
+
+/// A fresh nap's guardian for as long as the nap runs (SPEC §9): started with it, watched from a
+/// thread that sleeps on its pidfd (``ChildWatch``), and replaced at once when it dies (a SIGKILL,
+/// the OOM killer): the dead one is reaped, a new one is started and told what the last one was
+/// told, the live state names it, and the nap says so in a `guardian` event. Between the two,
+/// `status` says the nap is unguarded. A guardian that keeps dying (``restartLimit`` times within
+/// ``restartWindow``) is not started again: the nap says that nothing would ring its alarm.
+final class Guardianship: Sendable {
+    static let restartLimit = 5
+    static let restartWindow = Duration.seconds(60)
+
+    private let paths: StorePaths
+    private let link: GuardianLink
+    private let keeper: LiveSessionKeeper
+    /// Says what became of a guardian (`what`, message) in the nap's records.
+    private let news: @Sendable (_ what: String, _ message: String) -> Void
+    private let state = Locked(State())
+
+    private struct State {
+        var watch: ChildWatch?
+        var ended = false
+        /// When each guardian was started, the last ``Guardianship/restartLimit`` of them.
+        var starts: [BootInstant] = []
+    }
+
+    init(paths: StorePaths, link: GuardianLink, keeper: LiveSessionKeeper,
+         news: @escaping @Sendable (_ what: String, _ message: String) -> Void) {
+        self.paths = paths
+        self.link = link
+        self.keeper = keeper
+        self.news = news
+    }
+
+    /// Starts the first guardian; false when none could be started.
+    func start() -> Bool {
+        startGuardian() != nil
+    }
+
+    /// The nap is over: a guardian that dies from now on is not replaced.
+    func stop() {
+        let watch = state.withLock { state in
+            state.ended = true
+            return state.watch
+        }
+        watch?.stop()
+    }
+
+    /// Starts a guardian, names it in the live state, tells it what to watch, and watches it.
+    private func startGuardian() -> Int32? {
+        guard let guardian = Guardian.start(paths: paths) else { return nil }
+        link.attach(guardian.watch)
+        keeper.setGuardian(guardian.pid)
+        let watch = ChildWatch(pid: guardian.pid, name: "snoozefuse-guardwatch") { [weak self] status in
+            self?.guardianEnded(guardian.pid, status: status)
+        }
+        let ended = state.withLock { state in
+            state.starts = (state.starts + [BootInstant.now]).suffix(Self.restartLimit)
+            state.watch = watch
+            return state.ended
+        }
+        if ended { watch?.stop() }
+        if watch == nil {
+            news("unguarded", "the nap cannot watch its guardian (pid \(guardian.pid)): no pidfd for it (Linux 5.3 or later has them); if the guardian dies, no new one is started")
+        }
+        return guardian.pid
+    }
+
+    private func guardianEnded(_ pid: Int32, status: Int32?) {
+        let how = status.map(ProcessSpawn.describe) ?? "ended"
+        let (ended, keepsDying) = state.withLock { state in
+            let window = BootInstant.now.advanced(by: .zero - Self.restartWindow)
+            return (state.ended, state.starts.count >= Self.restartLimit && state.starts.allSatisfy { $0 >= window })
+        }
+        guard !ended else { return }
+        keeper.setGuardian(nil)
+        if keepsDying {
+            news("unguarded", "the nap's guardian (pid \(pid)) \(how), the \(Self.restartLimit)th within \(Self.restartWindow.compactDescription): no new one is started; if this process dies, nothing rings its alarm (`snoozefuse doctor` checks the guardian)")
+            return
+        }
+        if let replacement = startGuardian() {
+            news("replaced", "the nap's guardian (pid \(pid)) \(how); a new one (pid \(replacement)) rings the alarm if this process dies")
+        } else {
+            news("unguarded", "the nap's guardian (pid \(pid)) \(how) and no new one could be started: if this process dies, nothing rings its alarm")
+        }
     }
 }

@@ -18,6 +18,10 @@ final class LiveSessionKeeper: Sendable {
     let terminal: String?
     let bootID = currentBootID()
     private let state = Locked(State())
+    /// Held while the state is written: the nap's loop, the audio thread (sink fixes) and the
+    /// guardian's watch each save; one at a time, each the latest state (never an older one after
+    /// a newer), into the one temporary file.
+    private let writing = Locked(())
     private let warn: @Sendable (String) -> Void
 
     private struct State {
@@ -46,9 +50,14 @@ final class LiveSessionKeeper: Sendable {
     /// The state last written.
     var current: LiveSessionState? { state.withLock { $0.latest } }
 
-    /// The guardian that watches this process, for the state.
+    /// The guardian that watches this process (nil: none does now), in this state and every later
+    /// one; a state already saved is saved again with it.
     func setGuardian(_ pid: Int32?) {
-        state.withLock { $0.guardianPid = pid }
+        state.withLock { state in
+            state.guardianPid = pid
+            state.latest?.guardianPid = pid
+        }
+        writeLatest()
     }
 
     /// Where the nap's history facts come from (its session), saved with each state.
@@ -68,17 +77,23 @@ final class LiveSessionKeeper: Sendable {
                                     history: history?())
         live.sinkFixes = fixes.isEmpty ? nil : fixes
         state.withLock { $0.latest = live }
-        write(live)
+        writeLatest()
     }
 
     /// Keeps what the alarm changed on the sinks, in the state now and in every later one.
     func saveSinkFixes(_ fixes: [SinkLevelFix]) {
-        let live = state.withLock { state -> LiveSessionState? in
+        state.withLock { state in
             state.sinkFixes = fixes
             state.latest?.sinkFixes = fixes.isEmpty ? nil : fixes
-            return state.latest
         }
-        if let live { write(live) }
+        writeLatest()
+    }
+
+    /// Writes the latest state, if the nap has one (none once it is removed).
+    private func writeLatest() {
+        writing.withLock { _ in
+            if let live = state.withLock({ $0.latest }) { write(live) }
+        }
     }
 
     private func write(_ live: LiveSessionState) {
@@ -120,8 +135,10 @@ final class LiveSessionKeeper: Sendable {
 
     /// Removes the state: the nap has ended.
     func remove() {
-        state.withLock { $0.latest = nil }
-        Self.removeFiles(paths)
+        writing.withLock { _ in
+            state.withLock { $0.latest = nil }
+            Self.removeFiles(paths)
+        }
     }
 
     /// Removes the live state and its copy: the nap ended, or was recorded as it stopped.

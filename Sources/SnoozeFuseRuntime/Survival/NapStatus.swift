@@ -54,6 +54,10 @@ public struct NapStatus: Sendable, Hashable, Encodable {
     /// The alarm was due this many seconds ago (half a second or more) and has not rung: a stopped,
     /// frozen or stuck nap, which its guardian wakes or replaces a second after it was due.
     public var lateSeconds: Double?
+    /// The nap's own process holds the alarm and no guardian watches it now: its guardian died and
+    /// the nap is starting another (for a moment), or none could be started. If the nap's process
+    /// died now, nothing would ring its alarm.
+    public var unguarded: Bool?
 
     /// What of this process's environment the calls below read: HOME and the XDG folders
     /// (``StorePaths/environmentVariables``), for a command that makes several of them. Read one by
@@ -115,6 +119,7 @@ public struct NapStatus: Sendable, Hashable, Encodable {
         state = live
         pid = status == .guarded && !holderAlive ? live.guardianPid : live.pid
         holder = live.holder.rawValue
+        if holderAlive, live.holder == .nap, !guardianAlive { unguarded = true }
         hold = live.history?.hold
         idleAfterSeconds = live.history?.idleAfter
         phaseSeconds = live.phaseSeconds

@@ -80,6 +80,12 @@ struct Status: ParsableCommand {
     }
 
     static func text(_ status: NapStatus) -> String {
+        let text = plainText(status)
+        guard status.unguarded == true else { return text }
+        return text + "; unguarded: no guardian watches the nap now (the nap starts a new one when its guardian dies): if its process died now, nothing would ring the alarm"
+    }
+
+    private static func plainText(_ status: NapStatus) -> String {
         let alarm = status.alarmAtLocal.map { " at \($0)" } ?? ""
         let remaining = status.remainingText ?? ""
         switch status.status {

@@ -95,7 +95,7 @@ final class Console {
             background = false
         }
         switch record.event {
-        case .warning:
+        case .warning, .guardian:
             message("snoozefuse: warning: \(record.message ?? "")")
         case .output:
             // A device's error can be long: one short line beside the area (the whole of it is in
