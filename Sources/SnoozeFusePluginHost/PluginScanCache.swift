@@ -124,11 +124,19 @@ public struct PluginScanCache: Sendable, Hashable {
         }
     }
 
-    /// The whole of the file at `path`; nil when it cannot be opened or read.
+    /// The most the cache may hold (a line of a few hundred bytes a plugin): a larger file is
+    /// not read, and the scan starts afresh.
+    static let largestFile = 16 << 20
+
+    /// The whole of the file at `path`; nil when it cannot be opened or read, or is not what the
+    /// cache writes there: a regular file, not a symbolic link (a device or FIFO would never end
+    /// or never answer), of at most ``largestFile`` bytes.
     private static func contents(of path: String) -> [UInt8]? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size <= largestFile else { return nil }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
@@ -137,6 +145,7 @@ public struct PluginScanCache: Sendable, Hashable {
             guard count >= 0 else { return nil }
             if count == 0 { return bytes }
             bytes += chunk[..<count]
+            if bytes.count > largestFile { return nil }
         }
     }
 

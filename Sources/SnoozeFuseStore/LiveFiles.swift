@@ -121,16 +121,64 @@ public enum AtomicFile {
         return Data(bytes)
     }
 
-    /// Everything `fd` reads until its end; nil when a read fails (its errno in `failure`).
+    /// The contents of the file at `path` as snoozefuse wrote it, or nil when there is none; read
+    /// only where it is what snoozefuse writes there: a regular file, not reached through a
+    /// symbolic link (O_NOFOLLOW), of at most `limit` bytes. A link, a device (`/dev/zero` never
+    /// ends), a FIFO (never answers) or a folder in its place, or a file larger than `limit` (a
+    /// sparse file of gigabytes), is not read: ``StoreError/Kind/damaged``, saying which.
+    public static func read(path: String, atMost limit: Int) throws(StoreError) -> Data? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY)
+        if fd < 0 {
+            let code = errno
+            if code == ENOENT { return nil }
+            if code == ELOOP {
+                throw StoreError(.damaged, subject: path, message: "it is a symbolic link, which snoozefuse never writes there (ELOOP)")
+            }
+            throw PrivateFiles.fileError(code, path, "cannot open the file")
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw PrivateFiles.fileError(errno, path, "cannot read the file's kind and size") }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw StoreError(.damaged, subject: path, message: "it is \(fileKind(info.st_mode)), not a file snoozefuse wrote")
+        }
+        guard info.st_size <= limit else {
+            throw StoreError(.damaged, subject: path, message: "it is \(info.st_size) bytes, more than such a file ever is (at most \(limit))")
+        }
+        var failure: Int32 = 0
+        guard let bytes = readAll(fd, failure: &failure, atMost: limit) else {
+            if failure == EFBIG {
+                throw StoreError(.damaged, subject: path, message: "it grew past \(limit) bytes while it was read, more than such a file ever is")
+            }
+            throw PrivateFiles.fileError(failure, path, "cannot read the file")
+        }
+        return Data(bytes)
+    }
+
+    /// What a file of kind `mode` is, for messages.
+    static func fileKind(_ mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFDIR: "a folder"
+        case S_IFCHR: "a character device"
+        case S_IFBLK: "a block device"
+        case S_IFIFO: "a FIFO"
+        case S_IFSOCK: "a socket"
+        case S_IFLNK: "a symbolic link"
+        default: "a regular file"
+        }
+    }
+
+    /// Everything `fd` reads until its end; nil when a read fails (its errno in `failure`), or
+    /// when it reads more than `limit` bytes (`failure` EFBIG).
     ///
     /// Read into room sized by the file (`fstat`; 4 KiB for one without a size, as in /proc), not
     /// zeroed first: the zeroed 64 KiB buffer this replaced, to read a live state of about 1 KiB,
     /// was a twentieth of `status`'s instructions and 16 page faults (issue 23).
-    static func readAll(_ fd: Int32, failure: inout Int32) -> [UInt8]? {
+    static func readAll(_ fd: Int32, failure: inout Int32, atMost limit: Int = .max) -> [UInt8]? {
         var info = stat()
         let size = fstat(fd, &info) == 0 && info.st_size > 0 ? Int(info.st_size) : 0
         // Room for the whole file in one read; a second read, which returns 0, says it has ended.
-        let room = max(size + 1, 4_096)
+        let room = max(min(size, limit) + 1, 4_096)
         var bytes: [UInt8] = []
         while true {
             var error: Int32 = 0
@@ -146,7 +194,68 @@ public enum AtomicFile {
             }
             if chunk.isEmpty { return bytes }
             if bytes.isEmpty { bytes = chunk } else { bytes += chunk }
+            if bytes.count > limit {
+                failure = EFBIG
+                return nil
+            }
         }
+    }
+
+    /// Moves the file at `path` aside, never replacing anything: to `path` + `suffix` + `-` + the
+    /// UTC time to the nanosecond (`session.json.damaged-20261129T091502.123456789Z`), with `-2`,
+    /// `-3`… after it when that name is taken. A hard link made, then the old name removed: a
+    /// link fails (EEXIST) where a rename would replace. What cannot be linked (a folder) is
+    /// renamed to a name that does not exist. Returns the new path, or nil with its `errno` in
+    /// `failure`.
+    public static func moveAside(_ path: String, suffix: String, failure: inout Int32) -> String? {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        var time = now.tv_sec
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        func digits(_ value: Int, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(width - text.count, 0)) + text
+        }
+        let stamp = digits(Int(parts.tm_year) + 1900, 4) + digits(Int(parts.tm_mon) + 1, 2) + digits(Int(parts.tm_mday), 2) + "T"
+            + digits(Int(parts.tm_hour), 2) + digits(Int(parts.tm_min), 2) + digits(Int(parts.tm_sec), 2) + "." + digits(Int(now.tv_nsec), 9) + "Z"
+        for attempt in 1 ... 1_000 {
+            let target = path + suffix + "-" + stamp + (attempt == 1 ? "" : "-\(attempt)")
+            if link(path, target) == 0 {
+                guard unlink(path) == 0 else {
+                    failure = errno
+                    unlink(target)
+                    return nil
+                }
+                syncFolder(path: folder(of: path))
+                return target
+            }
+            switch errno {
+            case EEXIST:
+                continue
+            case EPERM, EMLINK, EXDEV, ENOTSUP:
+                // Not linkable here (a folder, a file system without hard links): a name nothing has.
+                var info = stat()
+                guard lstat(target, &info) != 0, errno == ENOENT else { continue }
+                guard rename(path, target) == 0 else {
+                    failure = errno
+                    return nil
+                }
+                syncFolder(path: folder(of: path))
+                return target
+            default:
+                failure = errno
+                return nil
+            }
+        }
+        failure = EEXIST
+        return nil
+    }
+
+    /// The folder of `path` (`.` for a bare name).
+    private static func folder(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
     /// Removes `url` (a file already gone is fine) and flushes its folder.

@@ -231,6 +231,8 @@ struct LivenessTests {
             seen.steps["napping"] = waitFor { home.state()?["phase"] as? String == "napping" && home.state()?["guardianPid"] != nil }
             let napPid = (home.state()?["pid"] as? NSNumber)?.int32Value ?? 0
             let guardian = (home.state()?["guardianPid"] as? NSNumber)?.int32Value ?? 0
+            // Stopped first: a running nap replaces a guardian that dies.
+            kill(napPid, SIGSTOP)
             kill(guardian, SIGKILL)
             kill(napPid, SIGKILL)
             func zombie(_ pid: Int32) -> Bool {
@@ -298,6 +300,124 @@ struct DamagedStateTests {
         #expect(seen.texts["outcomes"] == "interrupted,ring_limit", "\(kind): \(seen.texts)")
     }
 
+    /// What is not a file the nap writes, in the live state's place: a link to `/dev/zero` (read,
+    /// it never ends), a FIFO (never answers), a sparse file of 3 GB. Each is damaged, said at once
+    /// (status did not return, growing to gigabytes), and the next nap keeps it aside as it is
+    /// (the link as a link) and rings.
+    @Test(arguments: ["a link to /dev/zero", "a FIFO", "3 GB"])
+    func whatIsNotALiveStateFileIsNotReadAndTheNextNapRings(_ kind: String) async throws {
+        let seen = try await script { home, seen in
+            let folder = home.folder.path("state/snoozefuse")
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            switch kind {
+            case "a link to /dev/zero": try FileManager.default.createSymbolicLink(atPath: home.sessionFile, withDestinationPath: "/dev/zero")
+            case "a FIFO": seen.steps["made"] = mkfifo(home.sessionFile, 0o600) == 0
+            default:
+                let fd = open(home.sessionFile, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
+                seen.steps["made"] = fd >= 0 && ftruncate(fd, 3 << 30) == 0
+                close(fd)
+            }
+            let status = try home.run(["status", "--json"])
+            let object = try JSONSerialization.jsonObject(with: Data(status.standardOutput.utf8)) as? [String: Any]
+            seen.texts["status"] = object?["status"] as? String
+            seen.texts["damage"] = object?["damage"] as? String
+            seen.numbers["resume"] = Double(try home.run(["resume"]).status)
+            let nap = try home.run(["nap", "--no-hold", "--release", "0", "--nap", "1", "--ring-limit", "1", "--device", "null", "--quiet",
+                                    "--events", "jsonl"])
+            seen.numbers["nap"] = Double(nap.status)
+            seen.texts["nap said"] = nap.standardError
+            seen.steps["rang"] = nap.standardOutput.contains(#""event":"alarm""#)
+            let kept = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix("session.json.damaged-") }
+            seen.numbers["kept"] = Double(kept.count)
+            var info = stat()
+            if let first = kept.first, lstat(folder + "/" + first, &info) == 0 {
+                seen.texts["kept kind"] = switch info.st_mode & S_IFMT {
+                case S_IFLNK: "link"
+                case S_IFIFO: "fifo"
+                case S_IFREG: "file \(info.st_size)"
+                default: "other"
+                }
+            }
+        }
+        let why = ["a link to /dev/zero": "it is a symbolic link, which snoozefuse never writes there (ELOOP)",
+                   "a FIFO": "it is a FIFO, not a file snoozefuse wrote",
+                   "3 GB": "it is 3221225472 bytes, more than such a file ever is (at most 1048576)"][kind] ?? "?"
+        #expect(seen.texts["status"] == "damaged", "\(kind): \(seen.texts)")
+        #expect(seen.texts["damage"]?.contains(why) == true, "\(kind): \(seen.texts)")
+        #expect(seen.numbers["resume"] == 78, "\(kind): \(seen.texts)")
+        #expect(seen.numbers["nap"] == 0 && seen["rang"], "\(kind): \(seen.texts)")
+        #expect(seen.texts["nap said"]?.contains("it is kept as") == true, "\(kind): \(seen.texts)")
+        #expect(seen.numbers["kept"] == 1, "\(kind): \(seen.texts)")
+        let kept = ["a link to /dev/zero": "link", "a FIFO": "fifo", "3 GB": "file 3221225472"][kind]
+        #expect(seen.texts["kept kind"] == kept, "\(kind): \(seen.texts)")
+    }
+
+    /// Numbers no nap writes, in an otherwise whole state: status, resume and stop said SIGILL (a
+    /// Swift trap, exit 132) and printed nothing; now the state is damaged, naming the member.
+    @Test(arguments: [("phaseEnds", "bootSeconds", "10000000000"), ("phaseSeconds", nil, "1e300"), ("pid", nil, "-1")] as [(String, String?, String)])
+    func aNumberOutOfRangeInTheStateIsDamageNotACrash(_ member: String, _ inner: String?, _ value: String) async throws {
+        let seen = try await script { home, seen in
+            let nap = try home.launch(["nap", "--no-hold", "--release", "0", "--nap", "60", "--max", "120", "--device", "null", "--quiet"])
+            seen.steps["napping"] = waitFor { home.state()?["phase"] as? String == "napping" && home.state()?["guardianPid"] != nil }
+            guard var state = home.state(), let guardian = (state["guardianPid"] as? NSNumber)?.int32Value else { return }
+            // Stopped first: a running nap replaces a guardian that dies.
+            nap.signal(SIGSTOP)
+            kill(guardian, SIGKILL)
+            nap.signal(SIGKILL)
+            nap.wait()
+            let marker = "\u{1}VALUE\u{1}"
+            if let inner, var object = state[member] as? [String: Any] {
+                object[inner] = marker
+                state[member] = object
+            } else {
+                state[member] = marker
+            }
+            let text = String(decoding: try JSONSerialization.data(withJSONObject: state), as: UTF8.self)
+                .replacingOccurrences(of: #""\u0001VALUE\u0001""#, with: value)
+            seen.steps["written"] = text.contains(value)
+            // The copy beside it would stand in: gone, as after a nap whose copy could not be written.
+            try? FileManager.default.removeItem(atPath: home.sessionFile.replacingOccurrences(of: "session.json", with: "session.previous.json"))
+            try Data(text.utf8).write(to: URL(fileURLWithPath: home.sessionFile))
+            for command in [["status"], ["status", "--json"], ["resume"], ["stop", "--yes"]] {
+                let result = try home.run(command)
+                seen.numbers[command.joined(separator: " ")] = Double(result.status)
+                seen.texts[command.joined(separator: " ")] = result.standardOutput + result.standardError
+            }
+        }
+        let path = inner.map { "\(member).\($0)" } ?? member
+        #expect(seen["napping"] && seen["written"], "\(seen.texts)")
+        #expect(seen.numbers["status"] == 0, "\(seen.texts)")
+        #expect(seen.texts["status"]?.contains("damaged") == true, "\(seen.texts)")
+        #expect(seen.texts["status --json"]?.contains("is out of its range") == true, "\(seen.texts)")
+        #expect(seen.texts["status"]?.contains(path) == true, "\(seen.texts)")
+        #expect(seen.numbers["resume"] == 78, "\(seen.texts)")
+        #expect(seen.numbers["stop --yes"] == 0, "\(seen.texts)")
+        #expect(seen.texts["stop --yes"]?.contains("it is kept as") == true, "\(seen.texts)")
+    }
+
+    /// Three damaged states moved aside within a second: three files, none replaced (the second
+    /// took the first's name, `session.json.damaged-SECONDS`).
+    @Test func threeDamagedStatesMovedAsideWithinASecondAreAllKept() async throws {
+        let seen = try await script { home, seen in
+            let folder = home.folder.path("state/snoozefuse")
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            let started = Date()
+            for round in 1 ... 3 {
+                try Data("damaged \(round)".utf8).write(to: URL(fileURLWithPath: home.sessionFile))
+                seen.numbers["stop \(round)"] = Double(try home.run(["stop"]).status)
+            }
+            seen.numbers["seconds"] = Date().timeIntervalSince(started)
+            let kept = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix("session.json.damaged-") }
+            seen.texts["kept"] = kept.sorted().joined(separator: " ")
+            seen.texts["contents"] = kept.sorted().compactMap { FileManager.default.contents(atPath: folder + "/" + $0) }
+                .map { String(decoding: $0, as: UTF8.self) }.joined(separator: ",")
+        }
+        #expect([1, 2, 3].allSatisfy { seen.numbers["stop \($0)"] == 0 }, "\(seen.texts)")
+        #expect(seen.texts["contents"] == "damaged 1,damaged 2,damaged 3", "\(seen.texts) in \(seen.numbers["seconds"] ?? 0) s")
+        let names = (seen.texts["kept"] ?? "").split(separator: " ")
+        #expect(names.allSatisfy { $0.range(of: #"^session\.json\.damaged-\d{8}T\d{6}\.\d{9}Z(-\d+)?$"#, options: .regularExpression) != nil }, "\(names)")
+    }
+
     @Test func aDamagedStateFallsBackToTheCopyOfTheLastGoodOne() async throws {
         let seen = try await script { home, seen in
             // Long enough that -45 s leaves more than the 10 s an alarm is never moved closer than.
@@ -305,6 +425,8 @@ struct DamagedStateTests {
                                        "--events", "jsonl", "--quiet", "--dismiss", "key"])
             seen.steps["napping"] = waitFor { home.state()?["phase"] as? String == "napping" && home.state()?["guardianPid"] != nil }
             let guardian = (home.state()?["guardianPid"] as? NSNumber)?.int32Value ?? 0
+            // Stopped first: a running nap replaces a guardian that dies.
+            nap.signal(SIGSTOP)
             kill(guardian, SIGKILL)
             nap.signal(SIGKILL)
             nap.wait()

@@ -270,6 +270,8 @@ private enum HeardScenario {
                 let statePath = pulse.directory.appendingPathComponent(".local/state/snoozefuse/session.json")
                 let state = try JSONSerialization.jsonObject(with: Data(contentsOf: statePath)) as? [String: Any]
                 let guardian = try #require((state?["guardianPid"] as? NSNumber)?.int32Value, "\(String(describing: state))")
+                // Stopped first: a running nap replaces a guardian that dies.
+                kill(nap.process.processIdentifier, SIGSTOP)
                 kill(guardian, SIGKILL)
                 kill(nap.process.processIdentifier, SIGKILL)
                 PrivatePulse.waitForExit(nap.process)

@@ -290,6 +290,8 @@ struct UserDataCommandTests {
             // Killed with its guardian: the next nap finds it and records it as interrupted.
             let killed = try home.launch(["nap", "--nap", "60", "--max", "90"] + quick, events: "killed.jsonl")
             seen.steps["guarded"] = waitFor { home.state()?["phase"] as? String == "napping" && home.state()?["guardianPid"] != nil }
+            // Stopped first: a running nap replaces a guardian that dies.
+            killed.signal(SIGSTOP)
             if let guardian = (home.state()?["guardianPid"] as? NSNumber)?.int32Value { kill(guardian, SIGKILL) }
             killed.signal(SIGKILL)
             killed.wait()
@@ -301,6 +303,7 @@ struct UserDataCommandTests {
             // Killed again, found by `resume` too late to ring: missed.
             let late = try home.launch(["nap", "--nap", "1", "--max", "90"] + quick, events: "late.jsonl")
             seen.steps["guarded again"] = waitFor { home.state()?["phase"] as? String == "napping" && home.state()?["guardianPid"] != nil }
+            late.signal(SIGSTOP)
             if let guardian = (home.state()?["guardianPid"] as? NSNumber)?.int32Value { kill(guardian, SIGKILL) }
             late.signal(SIGKILL)
             late.wait()
@@ -431,6 +434,8 @@ struct UserDataCommandTests {
             let nap = try home.launch(["nap", "--no-hold", "--release", "0", "--nap", "60", "--max", "120", "--device", "null", "--quiet"])
             seen.steps["napping"] = waitFor { home.state()?["phase"] as? String == "napping" && home.state()?["guardianPid"] != nil }
             guard let guardian = (home.state()?["guardianPid"] as? NSNumber)?.int32Value else { return }
+            // Stopped first: a running nap replaces a guardian that dies.
+            nap.signal(SIGSTOP)
             kill(guardian, SIGKILL)
             nap.signal(SIGKILL)
             nap.wait()

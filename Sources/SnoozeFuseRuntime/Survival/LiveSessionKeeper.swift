@@ -162,7 +162,7 @@ final class LiveSessionKeeper: Sendable {
     static func readFile(_ paths: StorePaths) -> LiveStateFile {
         let data: Data?
         do throws(StoreError) {
-            data = try AtomicFile.read(path: paths.liveSessionPath)
+            data = try AtomicFile.read(path: paths.liveSessionPath, atMost: LiveSessionState.largestFile)
         } catch {
             return .damaged(reason: error.description, fallback: copy(paths))
         }
@@ -179,7 +179,7 @@ final class LiveSessionKeeper: Sendable {
     }
 
     private static func copy(_ paths: StorePaths) -> LiveSessionState? {
-        (try? AtomicFile.read(paths.liveSessionCopy)).flatMap { $0 }.flatMap(LiveSessionState.decode)
+        (try? AtomicFile.read(path: paths.liveSessionCopyPath, atMost: LiveSessionState.largestFile)).flatMap { $0 }.flatMap(LiveSessionState.decode)
     }
 
     /// Under the nap lock: a damaged state is moved aside (never deleted) and, when no good copy
@@ -208,14 +208,14 @@ final class LiveSessionKeeper: Sendable {
         return (fallback, said)
     }
 
-    /// Moves a damaged state aside (never deletes it): `session.json.damaged-SECONDS`. Returns
-    /// where it went.
+    /// Moves a damaged state aside (never deletes it, never replaces one moved aside before):
+    /// `session.json.damaged-TIME` (UTC, to the nanosecond; see ``AtomicFile/moveAside(_:suffix:failure:)``).
+    /// Returns where it went.
     static func moveAside(_ paths: StorePaths) -> URL? {
-        let aside = paths.liveSession.deletingLastPathComponent()
-            .appendingPathComponent("session.json.damaged-\(Int(Date().timeIntervalSince1970))")
-        guard rename(paths.liveSession.path, aside.path) == 0 else { return nil }
+        var failure: Int32 = 0
+        guard let aside = AtomicFile.moveAside(paths.liveSessionPath, suffix: ".damaged", failure: &failure) else { return nil }
         try? AtomicFile.remove(paths.liveSessionCopy)
-        return aside
+        return URL(fileURLWithPath: aside)
     }
 }
 

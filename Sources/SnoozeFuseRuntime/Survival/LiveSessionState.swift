@@ -61,6 +61,10 @@ public struct SavedAlarmSetup: Codable, Sendable, Hashable {
 /// The live state of a running nap (SPEC §9): written atomically at every change, so a guardian,
 /// `status`, another terminal or `resume` after a reboot always read a whole one.
 public struct LiveSessionState: Codable, Sendable, Hashable {
+    /// The most a live state file may hold (one is about 2 KiB; its sink fixes add a few hundred
+    /// bytes a sink): a larger file is damaged, never read into memory.
+    public static let largestFile = 1 << 20
+
     /// Who holds the alarm.
     public enum Holder: String, Codable, Sendable, Hashable {
         /// The nap's own process.
@@ -129,8 +133,11 @@ public struct LiveSessionState: Codable, Sendable, Hashable {
     /// Not JSONDecoder: `status` reads the state every time a status bar asks, and JSONDecoder's
     /// first use was a fifth of its instructions; nor Codable through Core's JSONValueDecoder,
     /// whose generic containers were a fifth still (issue 23).
+    /// A number beyond what a nap writes (``LiveStateRange``) is refused as well, naming it.
     public static func read(_ bytes: [UInt8]) throws(JSONFieldError) -> LiveSessionState {
-        try LiveSessionState(try JSONFields(parsing: bytes))
+        let state = try LiveSessionState(try JSONFields(parsing: bytes))
+        try state.checkRanges()
+        return state
     }
 
     /// The state of `session` at `now`.
@@ -276,5 +283,77 @@ extension NapHistoryFacts {
         outcome = try fields.string(ifPresent: "outcome")
         ended = try fields.double(ifPresent: "ended")
         lastRelease = try fields.double(ifPresent: "lastRelease")
+    }
+}
+
+// MARK: - Ranges
+
+/// The ranges of the numbers of a live state: what a nap can write, with room to spare. A number
+/// beyond them (a state edited, damaged, or from a tool of its own) makes the state damaged, with
+/// the member named, before anything turns it into a time, a duration or a process to signal.
+enum LiveStateRange {
+    /// Seconds since 1970: up to 2100-01-01.
+    static let wallSeconds: ClosedRange<Double> = 0 ... 4_102_444_800
+    /// Seconds since boot: up to 31 years of uptime.
+    static let bootSeconds: ClosedRange<Double> = 0 ... 1e9
+    /// A timer's length: up to a week (a nap lasts at most 24 h; a snooze or ring limit less).
+    static let timerSeconds: ClosedRange<Double> = 0 ... 604_800
+    /// A process: 1 up to the kernel's largest pid_max (2^22). Never 0 or negative, which `kill`
+    /// reads as a process group or every process.
+    static let pid: ClosedRange<Int> = 1 ... 4_194_304
+    static let percent: ClosedRange<Int> = 0 ... 100
+    /// A sink's volume before a fix, in percent (a server may go beyond 100 %).
+    static let sinkPercent: ClosedRange<Int> = 0 ... 1_000
+    static let count: ClosedRange<Int> = 0 ... 1_000_000
+    /// A lateness in milliseconds, either way: up to 31 years.
+    static let latenessMs: ClosedRange<Double> = -1e12 ... 1e12
+
+    static func check<T: Comparable & CustomStringConvertible>(_ value: T?, _ path: String, _ range: ClosedRange<T>) throws(JSONFieldError) {
+        guard let value, !range.contains(value) else { return }
+        throw JSONFieldError(path: path, problem: "\(value) is out of its range (\(range.lowerBound)…\(range.upperBound))")
+    }
+}
+
+extension SavedInstant {
+    func checkRanges(_ path: String) throws(JSONFieldError) {
+        try LiveStateRange.check(wallSeconds, path + ".wallSeconds", LiveStateRange.wallSeconds)
+        try LiveStateRange.check(bootSeconds, path + ".bootSeconds", LiveStateRange.bootSeconds)
+    }
+}
+
+extension LiveSessionState {
+    /// Throws for the first number beyond what a nap writes (``LiveStateRange``), naming it.
+    public func checkRanges() throws(JSONFieldError) {
+        typealias R = LiveStateRange
+        try R.check(Int(pid), "pid", R.pid)
+        try R.check(guardianPid.map(Int.init), "guardianPid", R.pid)
+        try started?.checkRanges("started")
+        try alarm?.due.checkRanges("alarm.due")
+        try phaseEnds?.checkRanges("phaseEnds")
+        try R.check(phaseSeconds, "phaseSeconds", R.timerSeconds)
+        try maxDeadline?.checkRanges("maxDeadline")
+        try ringingSince?.checkRanges("ringingSince")
+        try R.check(snoozes, "snoozes", R.count)
+        try updated.checkRanges("updated")
+        try R.check(setup.volume, "setup.volume", R.percent)
+        try R.check(setup.systemVolume, "setup.systemVolume", R.percent)
+        for (value, name) in [(setup.fadeInSeconds, "fadeInSeconds"), (setup.ringLimitSeconds, "ringLimitSeconds"),
+                              (setup.snoozeSeconds, "snoozeSeconds"), (setup.releaseSeconds, "releaseSeconds"),
+                              (setup.napSeconds, "napSeconds"), (setup.maxSeconds, "maxSeconds")] {
+            try R.check(value, "setup." + name, R.timerSeconds)
+        }
+        if let history {
+            try R.check(history.idleAfter, "history.idleAfter", R.timerSeconds)
+            for (value, name) in [(history.created, "created"), (history.started, "started"), (history.fellAsleep, "fellAsleep"),
+                                  (history.napping, "napping"), (history.firstRing, "firstRing"), (history.ended, "ended"),
+                                  (history.lastRelease, "lastRelease")] {
+                try R.check(value, "history." + name, R.wallSeconds)
+            }
+            try R.check(history.latenessMs, "history.latenessMs", R.latenessMs)
+            try R.check(history.snoozes, "history.snoozes", R.count)
+        }
+        for (index, fix) in (sinkFixes ?? []).enumerated() {
+            try R.check(fix.volumeBefore, "sinkFixes[\(index)].volumeBefore", R.sinkPercent)
+        }
     }
 }

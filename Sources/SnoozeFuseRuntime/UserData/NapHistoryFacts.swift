@@ -190,6 +190,13 @@ struct NapHistoryLog: Sendable {
     /// Writes every nap that waits in its file into the database and removes the file; returns
     /// what to say when some still wait (the database still busy or broken). Bounded like
     /// ``record(_:)``.
+    /// A file of the pending history that is not a nap's entry, kept under a name of its own
+    /// (`….json.unreadable-TIME`), never read again, never deleted, never replacing another.
+    private static func keepAside(_ path: String) {
+        var failure: Int32 = 0
+        _ = AtomicFile.moveAside(path, suffix: ".unreadable", failure: &failure)
+    }
+
     func flushPending() -> String? {
         guard let names = FolderEntries.names(in: paths.pendingHistoryPath) else { return nil }
         let jsonFiles = names.filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }
@@ -200,10 +207,19 @@ struct NapHistoryLog: Sendable {
         let write = BoundedCall.start(named: "sf-history") { () -> String? in
             var failure: String?
             for file in files {
-                guard let data = try? AtomicFile.read(file) else { continue }
+                // A nap's entry is a few hundred bytes: a link, a device or a huge file in its
+                // place is not read, and is kept aside as an entry that is not a nap is.
+                let read: Data??
+                do throws(StoreError) {
+                    read = try AtomicFile.read(path: file.path, atMost: 1 << 20)
+                } catch {
+                    if case .damaged = error.kind { Self.keepAside(file.path) }
+                    read = nil
+                }
+                guard let data = read.flatMap({ $0 }) else { continue }
                 guard let entry = try? JSONDecoder().decode(NapHistoryEntry.self, from: data) else {
                     // Not a nap: kept aside under another name, never read again, never deleted.
-                    _ = rename(file.path, file.path + ".unreadable")
+                    Self.keepAside(file.path)
                     continue
                 }
                 do throws(StoreError) {
