@@ -223,6 +223,40 @@ private enum HeardScenario {
         #expect(rms(recorded.samples) > 0.05)
     }
 
+    /// The server frozen (SIGSTOP) mid-alarm for longer than every bounded call of the output,
+    /// then woken (SIGCONT): its late answers reach no freed memory (the nap died with SIGSEGV in
+    /// 4 of 4 runs, its guardian ringing the rest), the nap rings on to its limit and ends as
+    /// itself, and the alarm is not silenced: the card takes it over while the server is frozen
+    /// and keeps it to the end.
+    static func aServerFrozenMidAlarmAndWokenLaterCrashesNothing(on server: SoundServer) async throws {
+        let pulse = try PrivatePulse(server: server)
+        defer { pulse.cleanUp() }
+        try pulse.startDaemon()
+        let (card, configuration) = try cardAsFilePCM(in: pulse.directory)
+        let (status, events, messages, guardianRang) = try await onOwnThread {
+            let nap = try ServerNap(on: pulse, ringLimit: 24, environment: ["ALSA_CONFIG_PATH": configuration.path])
+            _ = try nap.events.waitBlocking(for: "the proof") { $0["event"] as? String == "heard" }
+            usleep(1_000_000)
+            pulse.pauseDaemon()
+            // Longer than each bound of the output (an answer's 0.8 s, a connection's 1 s, a
+            // write's), so that every call pending when it froze has given up.
+            usleep(7_000_000)
+            pulse.resumeDaemon()
+            let status = try nap.waitForEnd()
+            let guardianLog = pulse.directory.appendingPathComponent(".local/state/snoozefuse/guardian.jsonl")
+            let guardianRang = ((try? String(contentsOf: guardianLog, encoding: .utf8)) ?? "").contains(#""event":"alarm""#)
+            return (status, nap.events.text, nap.messages.text, guardianRang)
+        }
+        #expect(status == 0, "\(messages)")
+        #expect(events.contains("\"outcome\":\"ring_limit\""), "\(events)")
+        #expect(!guardianRang, "the guardian rang: the nap died")
+        #expect(events.contains("ALSA sysdefault took the alarm over from the lost sound server"), "\(events)")
+        // The card took the alarm a few seconds into the freeze (3 s without a frame is a loss) and
+        // kept it through the wake-up to the ring limit: the rest of the 24 s, loud.
+        let recorded = try wavContents(card.path)
+        #expect(recorded.seconds > 14 && rms(recorded.samples) > 0.05, "the card recorded \(recorded.seconds) s: \(events)")
+    }
+
     /// Whichever way the alarm ends (dismissed from another terminal, SIGTERM), the person's
     /// mute and volume come back.
     static func theMuteAndVolumeComeBackWhenDismissedOrTerminated(on server: SoundServer) async throws {
@@ -358,6 +392,10 @@ struct HeardAlarmSuites {
 
         @Test func theServerKilledMidAlarmHandsTheAlarmToTheCard() async throws {
             try await HeardScenario.theServerKilledMidAlarmHandsTheAlarmToTheCard(on: .pulseAudio)
+        }
+
+        @Test func aServerFrozenMidAlarmAndWokenLaterCrashesNothing() async throws {
+            try await HeardScenario.aServerFrozenMidAlarmAndWokenLaterCrashesNothing(on: .pulseAudio)
         }
 
         @Test func theMuteAndVolumeComeBackWhenDismissedOrTerminated() async throws {
