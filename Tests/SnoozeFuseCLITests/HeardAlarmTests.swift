@@ -290,8 +290,12 @@ private enum HeardScenario {
     /// The nap and its guardian both killed mid-alarm: nobody who played it is left, so the next
     /// command that finds the live state (a new nap, `stop` forgetting it) puts the person's mute
     /// and volume back.
+    /// Whoever finds the state next puts the person's mute and volume back, unless the person
+    /// changed the sink since (here to 45 %): then it is theirs, left as it is, and said so (the
+    /// next nap set it back to "muted, 9 %", the level from before the old alarm). The interrupted
+    /// nap is described as it was: it rang, by its nap (it said "was never rung").
     static func theNextCommandPutsTheMuteBackWhenNapAndGuardianBothDied(on server: SoundServer) async throws {
-        for later in ["nap", "stop"] {
+        for later in ["nap", "stop", "nap after the person set 45 %"] {
             let pulse = try PrivatePulse(server: server)
             defer { pulse.cleanUp() }
             try pulse.startDaemon()
@@ -313,9 +317,10 @@ private enum HeardScenario {
                 for _ in 0 ..< 500 where kill(guardian, 0) == 0 && !(((try? String(contentsOfFile: "/proc/\(guardian)/stat", encoding: .utf8)) ?? "").contains(") Z ")) {
                     usleep(20_000)
                 }
+                if later.hasSuffix("45 %") { try pulse.pactl(["set-sink-volume", "nullsink", "45%"]) }
                 var said = ""
                 for _ in 0 ..< 50 {
-                    let arguments = later == "nap" ? ["nap", "--preset", "quick-test", "--no-hold", "--release", "0", "--nap", "1",
+                    let arguments = later.hasPrefix("nap") ? ["nap", "--preset", "quick-test", "--no-hold", "--release", "0", "--nap", "1",
                                                       "--device", "null", "--ring-limit", "1", "--dismiss", "key", "--quiet"] : ["stop"]
                     let command = try pulse.launch(BuiltProducts.executable("snoozefuse"), arguments)
                     let errors = LineCollector(command.standardError)
@@ -329,9 +334,19 @@ private enum HeardScenario {
                 return (fixed, try pulse.sinkMuted(), try pulse.sinkVolumePercent(), said)
             }
             #expect(fixedWhileRinging, "\(later)")
-            #expect(mutedAfter, "\(later): the person's mute is back; it said: \(said)")
-            #expect(volumeAfter == 9, "\(later): the person's volume is back; it said: \(said)")
-            #expect(said.contains("sink 'nullsink': volume back to 9 % and muted again"), "\(later): \(said)")
+            if later.hasSuffix("45 %") {
+                #expect(!mutedAfter && volumeAfter == 45, "\(later): the person's newer level stays; it said: \(said)")
+                #expect(said.contains("sink 'nullsink' is left as it is: its volume is 45 %, not the 60 % the alarm set"), "\(later): \(said)")
+            } else {
+                #expect(mutedAfter, "\(later): the person's mute is back; it said: \(said)")
+                #expect(volumeAfter == 9, "\(later): the person's volume is back; it said: \(said)")
+                #expect(said.contains("sink 'nullsink': volume back to 9 % and muted again"), "\(later): \(said)")
+            }
+            if later.hasPrefix("nap") {
+                #expect(said.contains("): it rang at 20"), "\(later): \(said)")
+                #expect(said.contains("(rung by its nap); this nap replaces it"), "\(later): \(said)")
+                #expect(!said.contains("never rung"), "\(later): \(said)")
+            }
         }
     }
 

@@ -160,7 +160,7 @@ struct SinkLevelFixTests {
         let (fix, unmute, raise) = SinkLevelFix.plan(for: sink, original: sink, floor: 60, earlier: nil)
         #expect(unmute)
         #expect(raise == 60)
-        #expect(fix == SinkLevelFix(sink: "speakers", mutedBefore: true, volumeBefore: 5))
+        #expect(fix == SinkLevelFix(sink: "speakers", mutedBefore: true, volumeBefore: 5, volumeSet: 60))
         #expect(SinkLevelFix.describe(sink, unmute: unmute, raiseTo: raise)
             == "sink 'speakers' was muted and at 5 % for the alarm: unmuted it and raised it to 60 % until it stops")
     }
@@ -175,17 +175,17 @@ struct SinkLevelFixTests {
     @Test func aMuteMadeWhileRingingIsUndoneButThePersonsOwnValuesStayThoseFoundFirst() {
         let original = SinkDescription(name: "s", muted: false, volumePercent: 30)
         let first = SinkLevelFix.plan(for: original, original: original, floor: 60, earlier: nil).fix
-        #expect(first == SinkLevelFix(sink: "s", mutedBefore: nil, volumeBefore: 30))
+        #expect(first == SinkLevelFix(sink: "s", mutedBefore: nil, volumeBefore: 30, volumeSet: 60))
         // A sleepy hand mutes it and turns it down while it rings: undone now, and what is put
         // back is still the person's own from before the alarm (not muted, 30 %).
         let again = SinkLevelFix.plan(for: SinkDescription(name: "s", muted: true, volumePercent: 10), original: original, floor: 60, earlier: first)
         #expect(again.unmute && again.raiseTo == 60)
-        #expect(again.fix == SinkLevelFix(sink: "s", mutedBefore: false, volumeBefore: 30))
+        #expect(again.fix == SinkLevelFix(sink: "s", mutedBefore: false, volumeBefore: 30, volumeSet: 60))
         // Found muted and loud enough, then turned down while ringing: raised now; put back muted at 80 %, as found.
         let mutedOriginal = SinkDescription(name: "m", muted: true, volumePercent: 80)
         let unmuted = SinkLevelFix.plan(for: mutedOriginal, original: mutedOriginal, floor: 60, earlier: nil).fix
         let lowered = SinkLevelFix.plan(for: SinkDescription(name: "m", volumePercent: 20), original: mutedOriginal, floor: 60, earlier: unmuted)
-        #expect(lowered.fix == SinkLevelFix(sink: "m", mutedBefore: true, volumeBefore: 80))
+        #expect(lowered.fix == SinkLevelFix(sink: "m", mutedBefore: true, volumeBefore: 80, volumeSet: 60))
     }
 }
 

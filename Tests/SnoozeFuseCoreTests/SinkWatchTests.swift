@@ -42,9 +42,9 @@ struct SinkWatchTests {
         let playing = watch.handle(.playing(sink: "speakers", stream: StreamLevel(muted: true, volumePercent: 10), monitor: .reading), at: t(0))
         // The stream first, then the sink.
         #expect(server(playing) == [.setStreamLevel("speakers", unmute: true, volume: 100), .setSinkLevel("speakers", unmute: true, volume: 60)])
-        #expect(playing.contains(.fixes([SinkLevelFix(sink: "speakers", mutedBefore: true, volumeBefore: 20)])))
+        #expect(playing.contains(.fixes([SinkLevelFix(sink: "speakers", mutedBefore: true, volumeBefore: 20, volumeSet: 60)])))
         #expect(reports(playing).map { if case .streamFixed = $0 { "stream" } else if case .fixed = $0 { "sink" } else { "?" } } == ["stream", "sink"])
-        #expect(watch.fixes["speakers"] == SinkLevelFix(sink: "speakers", mutedBefore: true, volumeBefore: 20))
+        #expect(watch.fixes["speakers"] == SinkLevelFix(sink: "speakers", mutedBefore: true, volumeBefore: 20, volumeSet: 60))
     }
 
     /// `--no-fix-volume`: nothing is set, neither stream nor sink.
@@ -152,6 +152,7 @@ struct SinkWatchTests {
         _ = watch.handle(.opened(sinks: [lowered], defaultSink: "speakers"), at: t(0))
         let playing = watch.handle(.playing(sink: "speakers", stream: nil, monitor: .reading), at: t(0))
         #expect(server(playing) == [.setSinkLevel("speakers", unmute: false, volume: 60)])
-        #expect(watch.fixes["speakers"] == earlier)
+        // The person's own values are the earlier ones; the volume set is this alarm's.
+        #expect(watch.fixes["speakers"] == SinkLevelFix(sink: "speakers", mutedBefore: true, volumeBefore: 5, volumeSet: 60))
     }
 }

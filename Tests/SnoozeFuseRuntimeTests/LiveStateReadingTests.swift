@@ -23,7 +23,7 @@ struct LiveStateReadingTests {
     "setup":{"device":"null","dismissal":"word","fadeInSeconds":10,"fixesVolume":true,"maxSeconds":7200,"napSeconds":3600,
     "presetName":"basic","releaseSeconds":1,"route":"wake","snoozeSeconds":300,"soundName":"beep","soundPath":"/s/b\u00e9ep \"1\".caf",
     "volume":80,"systemVolume":60,"ringLimitSeconds":120},
-    "sinkFixes":[{"sink":"alsa_output.pci","mutedBefore":true,"volumeBefore":35},{"sink":"headset"}],
+    "sinkFixes":[{"sink":"alsa_output.pci","mutedBefore":true,"volumeBefore":35,"volumeSet":60},{"sink":"headset"}],
     "snoozes":2,"started":{"bootSeconds":41453.365985571,"wall":"2026-11-27T21:26:33.297Z","wallSeconds":1795814793.297765},
     "terminal":"/dev/pts/3","updated":{"bootSeconds":41454.366675397,"wall":"2026-11-27T21:26:34.298Z","wallSeconds":1795814794.2984548},
     "version":1}
@@ -82,7 +82,7 @@ struct LiveStateReadingTests {
         }
         walk(state, "")
         // The second sink fix changed nothing: its two optionals are nil by design.
-        #expect(unset == ["sinkFixes[1].mutedBefore", "sinkFixes[1].volumeBefore"])
+        #expect(unset == ["sinkFixes[1].mutedBefore", "sinkFixes[1].volumeBefore", "sinkFixes[1].volumeSet"])
     }
 
     /// Where the reader refuses, it names the member and what is wrong with it.
@@ -119,7 +119,7 @@ struct LiveStateReadingTests {
         walk(base, [])
         // `version` is any integer, and `history.origin` is never read.
         paths.removeAll { $0 == ["version"] || $0 == ["history", "origin"] }
-        #expect(paths.count == 35, "\(paths.map { $0.joined(separator: ".") }.sorted())")
+        #expect(paths.count == 36, "\(paths.map { $0.joined(separator: ".") }.sorted())")
         func setting(_ value: Any, at path: [String], in object: Any) -> Any {
             guard let key = path.first else { return value }
             if var array = object as? [Any], let index = Int(key) {

@@ -31,8 +31,8 @@ struct SinkWatchDriverTests {
         #expect(driver.handle(.opened(sinks: [sink], defaultSink: "s")) == [.play("s")])
         #expect(driver.handle(.playing(sink: "s", stream: StreamLevel(muted: false, volumePercent: 100), monitor: .reading))
             == [.setSinkLevel("s", unmute: true, volume: 60)])
-        #expect(ledger.all == [SinkLevelFix(sink: "s", mutedBefore: true, volumeBefore: 30)])
-        #expect(said.ledgers.withLock { $0 } == [[SinkLevelFix(sink: "s", mutedBefore: true, volumeBefore: 30)]])
+        #expect(ledger.all == [SinkLevelFix(sink: "s", mutedBefore: true, volumeBefore: 30, volumeSet: 60)])
+        #expect(said.ledgers.withLock { $0 } == [[SinkLevelFix(sink: "s", mutedBefore: true, volumeBefore: 30, volumeSet: 60)]])
         #expect(said.reports.withLock { $0.count } == 2, "routed, fixed")
     }
 

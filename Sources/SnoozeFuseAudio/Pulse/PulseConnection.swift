@@ -193,7 +193,8 @@ public final class PulseConnection {
 
     /// Puts back the person's own volume and mute that `fix` keeps (on a sink with `channels`).
     /// Returns what was done, in words (`volume back to 5 % and muted again`).
-    public func putBack(_ fix: SinkLevelFix, channels: Int) throws(PulseError) -> String {
+    public func putBack(_ fix: SinkLevelFix, channels: Int) throws(PulseError) -> PutBack {
+        if let now = try sink(named: fix.sink), let why = fix.changedSince(now.description) { return .leftAlone(why) }
         var done: [String] = []
         if let volume = fix.volumeBefore {
             try setVolume(volume, channels: channels, sink: fix.sink)
@@ -203,7 +204,15 @@ public final class PulseConnection {
             try setMute(muted, sink: fix.sink)
             done.append(muted ? "muted again" : "not muted")
         }
-        return done.joined(separator: " and ")
+        return .restored(done.joined(separator: " and "))
+    }
+
+    /// What ``putBack(_:channels:)`` did.
+    public enum PutBack: Sendable, Hashable {
+        /// Put back (what, for people: `volume back to 20 % and muted again`).
+        case restored(String)
+        /// Left as it is: the person changed it since the alarm did (why).
+        case leftAlone(String)
     }
 
     // MARK: - The alarm's own streams

@@ -432,7 +432,12 @@ public final class PulseSinkOutput: PCMWritable {
             do throws(PulseError) {
                 let done = try connection.putBack(fix, channels: sinks[fix.sink]?.channels ?? 2)
                 plan.ledger.remove(fix.sink)
-                plan.report(.restored(sink: fix.sink, message: "sink '\(fix.sink)': \(done), as it was before the alarm"))
+                switch done {
+                case .restored(let what):
+                    plan.report(.restored(sink: fix.sink, message: "sink '\(fix.sink)': \(what), as it was before the alarm"))
+                case .leftAlone(let why):
+                    plan.report(.restored(sink: fix.sink, message: "sink '\(fix.sink)' is left as it is: \(why), so it was changed since"))
+                }
             } catch {
                 plan.report(.restored(sink: fix.sink, message: "sink '\(fix.sink)' could not be put back as it was (\(error)); it stays as the alarm left it"))
             }

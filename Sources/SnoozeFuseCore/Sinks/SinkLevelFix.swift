@@ -7,11 +7,28 @@ public struct SinkLevelFix: Sendable, Hashable, Codable {
     public var mutedBefore: Bool?
     /// The person's own volume in percent, to put back; nil when the alarm did not change it.
     public var volumeBefore: Int?
+    /// The volume the alarm set, in percent (nil when it set none, or in a state written before
+    /// it was kept): a sink found at another volume was changed since, by the person.
+    public var volumeSet: Int?
 
-    public init(sink: String, mutedBefore: Bool? = nil, volumeBefore: Int? = nil) {
+    public init(sink: String, mutedBefore: Bool? = nil, volumeBefore: Int? = nil, volumeSet: Int? = nil) {
         self.sink = sink
         self.mutedBefore = mutedBefore
         self.volumeBefore = volumeBefore
+        self.volumeSet = volumeSet
+    }
+
+    /// Why `sink` as it is now is not what the alarm left: the person changed it since (another
+    /// volume than the one the alarm set, give or take the server's rounding; muted again after
+    /// the alarm unmuted it). Nil when it is still as the alarm left it, and may be put back.
+    /// A sink the person changed is theirs: putting back the level from before the alarm would
+    /// undo their newer choice.
+    public func changedSince(_ sink: SinkDescription) -> String? {
+        if let set = volumeSet, abs(sink.volumePercent - set) > 1 {
+            return "its volume is \(sink.volumePercent) %, not the \(set) % the alarm set"
+        }
+        if mutedBefore != nil, sink.muted { return "it was muted again after the alarm unmuted it" }
+        return nil
     }
 
     /// Whether anything is to be put back.
@@ -33,6 +50,7 @@ public struct SinkLevelFix: Sendable, Hashable, Codable {
         var raiseTo: Int?
         if sink.volumePercent < floor {
             raiseTo = floor
+            fix.volumeSet = floor
             if fix.volumeBefore == nil { fix.volumeBefore = original.volumePercent }
         }
         return (fix, unmute, raiseTo)

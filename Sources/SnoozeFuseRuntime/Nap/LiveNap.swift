@@ -69,7 +69,7 @@ public final class LiveNap: Sendable {
         if let damage { message("warning: \(damage)") }
         if let waiting = NapHistoryLog(paths: paths).flushPending() { message("warning: \(waiting)") }
         if let interrupted = found {
-            message("an interrupted nap (started \(interrupted.started?.wall ?? "?"), its alarm due \(interrupted.alarm?.due.wall ?? "?")) was never rung; this nap replaces it (`snoozefuse resume` rings an interrupted nap)")
+            message("\(Self.describeInterrupted(interrupted)); this nap replaces it (`snoozefuse resume` rings an interrupted nap)")
             for line in LeftoverSinkFixes.putBack(interrupted.sinkFixes ?? []) { message(line) }
             // Found and discarded under the nap lock: recorded once, here.
             if let warning = NapHistoryLog(paths: paths).record(interrupted, outcome: "interrupted", endedAt: interrupted.updated.wallSeconds,
@@ -387,6 +387,18 @@ public final class LiveNap: Sendable {
     }
 
     // MARK: - Pieces
+
+    /// An interrupted nap as its state tells it: when it started (its first start, not the
+    /// moment a guardian or `resume` took it over), when its alarm was due, and whether it rang
+    /// and who rang it.
+    static func describeInterrupted(_ live: LiveSessionState) -> String {
+        let facts = live.historyFacts
+        let start = WallClockText.iso8601(secondsSince1970: facts.started ?? facts.created)
+        let due = live.alarm?.due.wall ?? "?"
+        let rang = facts.firstRing.map { "it rang at \(WallClockText.iso8601(secondsSince1970: $0))" + (facts.rungBy.map { " (rung by its \($0))" } ?? "") }
+            ?? (live.phase == .ringing ? "it was ringing" : "it was never rung")
+        return "an interrupted nap (started \(start), its alarm due \(due)): \(rang)"
+    }
 
     /// `--hold desktop`: the first source of the desktop's idle time that answers here; without
     /// one, the nap is held by a key on its terminal (or by nothing off a terminal), and says so.

@@ -33,8 +33,12 @@ enum LeftoverSinkFixes {
             guard let sink = try connection.sink(named: fix.sink) else {
                 return "sink '\(fix.sink)', whose mute and volume an interrupted alarm changed, is gone: nothing to put back"
             }
-            let done = try connection.putBack(fix, channels: sink.channels)
-            return "sink '\(fix.sink)': \(done), as it was before an interrupted alarm changed it"
+            switch try connection.putBack(fix, channels: sink.channels) {
+            case .restored(let what):
+                return "sink '\(fix.sink)': \(what), as it was before an interrupted alarm changed it"
+            case .leftAlone(let why):
+                return "sink '\(fix.sink)' is left as it is: \(why), so it was changed since an interrupted alarm changed it; its level from before that alarm is not put back"
+            }
         } catch {
             return "sink '\(fix.sink)' could not be put back as it was before an interrupted alarm: \(error)"
         }

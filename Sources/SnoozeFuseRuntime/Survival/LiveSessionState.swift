@@ -252,7 +252,7 @@ extension LiveSessionState {
             var read: [SinkLevelFix] = []
             for fix in fixes {
                 read.append(SinkLevelFix(sink: try fix.string("sink"), mutedBefore: try fix.bool(ifPresent: "mutedBefore"),
-                                         volumeBefore: try fix.int(ifPresent: "volumeBefore")))
+                                         volumeBefore: try fix.int(ifPresent: "volumeBefore"), volumeSet: try fix.int(ifPresent: "volumeSet")))
             }
             return read
         }
@@ -354,6 +354,7 @@ extension LiveSessionState {
         }
         for (index, fix) in (sinkFixes ?? []).enumerated() {
             try R.check(fix.volumeBefore, "sinkFixes[\(index)].volumeBefore", R.sinkPercent)
+            try R.check(fix.volumeSet, "sinkFixes[\(index)].volumeSet", R.sinkPercent)
         }
     }
 }

@@ -187,9 +187,6 @@ struct NapHistoryLog: Sendable {
         record(live.historyFacts.entry(outcome: outcome, endedAt: endedAt, recordedBy: recordedBy))
     }
 
-    /// Writes every nap that waits in its file into the database and removes the file; returns
-    /// what to say when some still wait (the database still busy or broken). Bounded like
-    /// ``record(_:)``.
     /// A file of the pending history that is not a nap's entry, kept under a name of its own
     /// (`….json.unreadable-TIME`), never read again, never deleted, never replacing another.
     private static func keepAside(_ path: String) {
@@ -197,6 +194,9 @@ struct NapHistoryLog: Sendable {
         _ = AtomicFile.moveAside(path, suffix: ".unreadable", failure: &failure)
     }
 
+    /// Writes every nap that waits in its file into the database and removes the file; returns
+    /// what to say when some still wait (the database still busy or broken). Bounded like
+    /// ``record(_:)``.
     func flushPending() -> String? {
         guard let names = FolderEntries.names(in: paths.pendingHistoryPath) else { return nil }
         let jsonFiles = names.filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }
