@@ -42,6 +42,14 @@ final class RecordingAlarm: AlarmOutput {
     func stop() async { events.withLock { $0.append(("stop", clock.now)) } }
 }
 
+/// An alarm output that, as the audio chain does, measures its lateness from the deadline it was
+/// given (armed for, or started at when that was later): a fixed 2 ms past it.
+final class MeasuringAlarm: AlarmOutput {
+    func arm(reason: AlarmReason, after delay: Duration) async {}
+    func start(reason: AlarmReason) async -> AlarmStartReport { AlarmStartReport(output: "test output", lateness: .milliseconds(2)) }
+    func stop() async {}
+}
+
 /// A sleep sound that writes its calls into the alarm's log, so their order with arming shows.
 final class RecordingSleepSound: SleepSoundOutput {
     let log: RecordingAlarm
@@ -96,6 +104,27 @@ struct SessionDriverTests {
         #expect(alarm.events.withLock { $0.map(\.0) } == ["arm nap in 2s", "start nap", "stop"])
         #expect(alarm.events.withLock { $0.map(\.1) } == [.init(offset: .seconds(5)), .init(offset: .seconds(7)), .init(offset: .seconds(10))])
         #expect(clock.sleeperCount == 0, "no sleeper is left behind")
+    }
+
+    /// A nap taken over after its alarm was due (its guardian, `resume`): the lateness is from the
+    /// original deadline, not from the moment the output was armed (a resume 5.19 s late said
+    /// 8.19 ms). On time, it is the output's own measure.
+    @Test(arguments: [(5.19, 5192.0), (0, 2.0)])
+    func aTakenOverNapsLatenessCountsFromItsOriginalDeadline(_ late: Double, _ expected: Double) async {
+        let due = ManualClock.Instant(offset: .seconds(10))
+        await clock.advance(to: due.advanced(by: .milliseconds(Int64(late * 1000))))
+        var timers = Preset.quickTest.timers
+        timers.ringLimit = .seconds(1)
+        var driver = SessionDriver(clock: clock, timers: timers, alarm: MeasuringAlarm(), observer: observer, showsCountdown: false,
+                                   wallClock: { Date(timeIntervalSince1970: 0) })
+        driver.initialSession = Session(timers: timers, resumingAlarmAt: late > 0 ? due : clock.now.advanced(by: .seconds(5)),
+                                        reason: .nap, at: clock.now)
+        let (inputs, _) = AsyncStream.makeStream(of: SessionEvent.self)
+        let run = Task { await driver.run(startingWith: .timeElapsed, inputs: inputs) }
+        while await clock.step(orUntil: { observer.ended }) != nil {}
+        _ = await run.value
+        let alarmRecord = observer.records.withLock { $0.first { $0.event == .alarm } }
+        #expect(abs((alarmRecord?.latenessMs ?? -1) - expected) < 0.001, "\(String(describing: alarmRecord))")
     }
 
     @Test func theSleepSoundPlaysFromTheReleaseAndIsClosedBeforeTheAlarmIsArmed() async {

@@ -240,8 +240,9 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
         var session: Session<C.Instant>
         var origin: C.Instant?
         var lastTick: CountdownTick?
-        /// The alarm instant the output is armed for.
+        /// The alarm instant the output is armed for, and when it was armed.
         var armedFor: C.Instant?
+        var armedAt: C.Instant?
         /// When the playing sleep sound ends (silent, device closed).
         var sleepSoundEnds: C.Instant?
         var notesEnded = false
@@ -325,6 +326,7 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
         guard let expected, run.armedFor == nil, now >= expected.advanced(by: .zero - armLead) else { return }
         let reason: AlarmReason = run.session.phase == .napping && run.session.napDeadline == expected ? .nap : .max
         run.armedFor = expected
+        run.armedAt = now
         await alarm.arm(reason: reason, after: now.duration(to: expected))
     }
 
@@ -339,6 +341,7 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
             case .alarmStarted(let reason, let due):
                 // Woken late (after a suspend), the alarm may be due before the sleep sound ended.
                 await silenceSleepSound(&run)
+                let starting = clock.now
                 let report = await alarm.start(reason: reason)
                 let written = clock.now
                 let origin = run.origin ?? due
@@ -348,7 +351,12 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
                 var alarmRecord = record(.alarm, at: written, origin: origin)
                 alarmRecord.reason = reason
                 alarmRecord.output = report.output
-                alarmRecord.latenessMs = milliseconds(report.lateness ?? due.duration(to: written))
+                // The output measures from the deadline it was given: the due instant, or the moment
+                // it was armed or started when that was later (a nap taken over by its guardian or
+                // `resume` after its alarm was due). The lateness is from the due instant.
+                let given = run.armedFor == due ? run.armedAt ?? starting : starting
+                let behind = max(due.duration(to: given), .zero)
+                alarmRecord.latenessMs = milliseconds(report.lateness.map { $0 + behind } ?? due.duration(to: written))
                 alarmRecord.audioThread = report.audioThread
                 alarmRecords.append(alarmRecord)
             case .alarmSilenced:
