@@ -227,7 +227,7 @@ public enum AtomicFile {
                     unlink(target)
                     return nil
                 }
-                syncFolder(path: folder(of: path))
+                syncFolder(path: PrivateFiles.folder(of: path))
                 return target
             }
             switch errno {
@@ -241,7 +241,7 @@ public enum AtomicFile {
                     failure = errno
                     return nil
                 }
-                syncFolder(path: folder(of: path))
+                syncFolder(path: PrivateFiles.folder(of: path))
                 return target
             default:
                 failure = errno
@@ -250,12 +250,6 @@ public enum AtomicFile {
         }
         failure = EEXIST
         return nil
-    }
-
-    /// The folder of `path` (`.` for a bare name).
-    private static func folder(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
     /// Removes `url` (a file already gone is fine) and flushes its folder.

@@ -153,19 +153,39 @@ public final class StoreDatabase: Sendable {
         if status.st_size == 0 { return nil }
         try SQLiteLibrary.load()
         try prepare(URL(fileURLWithPath: path), what: what, creating: false)
-        do {
+        func open(sharedMemory: Bool) throws -> StoreDatabase {
             var configuration = Configuration()
-            configuration.readonly = true
+            // Without shared memory, SQLite keeps the WAL's index in this process's memory, which
+            // it does only for a connection that may write (a read-only one still asks for the
+            // `-shm` file): nothing here writes.
+            configuration.readonly = sharedMemory
             configuration.busyMode = .timeout(busyTimeout)
             configuration.label = label
+            if !sharedMemory {
+                // No `-shm` file: under an exclusive lock, held for as long as this short command reads.
+                configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE") }
+            }
             let queue = try DatabaseQueue(path: path, configuration: configuration)
             let applied = try queue.read { db in try refuseNewer(db, path: path, what: what) }
             return StoreDatabase(path: path, queue: queue, applied: applied)
+        }
+        do {
+            return try open(sharedMemory: true)
         } catch let error as StoreError {
             throw error
+        } catch let error as DatabaseError where Self.wantsRoom(error) && DiskRoom.isFull(folderOf: path) {
+            // A full disk: reading a WAL database needs its shared-memory file, which cannot be
+            // made or grown now. Read without it; a read never needs room.
+            do { return try open(sharedMemory: false) } catch { throw failure(error, path: path, what: what, "cannot read the \(what)") }
         } catch {
             throw failure(error, path: path, what: what, "cannot read the \(what)")
         }
+    }
+
+    /// Whether `error` is what SQLite says when a file of the database cannot be made or grown
+    /// (an I/O error on its `-shm` or `-wal` file, a full disk, a file it cannot open).
+    static func wantsRoom(_ error: DatabaseError) -> Bool {
+        [.SQLITE_IOERR, .SQLITE_FULL, .SQLITE_CANTOPEN].contains(error.resultCode)
     }
 
     // MARK: Migrations
@@ -323,10 +343,20 @@ public final class StoreDatabase: Sendable {
             do { try PrivateFiles.checkWritableFolder(folder) } catch { return error }
             return StoreError(.fileSystem(errno: EIO), subject: path, message: "\(doing): SQLite cannot open it (\(detail))")
         case .SQLITE_FULL:
-            return StoreError(.fileSystem(errno: ENOSPC), subject: path, message: "\(doing): the disk is full (\(detail))")
+            return full(path: path, what: noun, doing, detail)
+        case .SQLITE_IOERR where DiskRoom.isFull(folderOf: path):
+            // SQLite says "disk I/O error" when it cannot grow the WAL's shared-memory file.
+            return full(path: path, what: noun, doing, detail)
         default:
             return StoreError(.database, subject: path, message: "\(doing): \(error)")
         }
+    }
+
+    /// The disk that holds the file at `path` is full: said as such, with the folder and the fix.
+    private static func full(path: String, what noun: String, _ doing: String, _ detail: String) -> StoreError {
+        let folder = PrivateFiles.folder(of: path)
+        return StoreError(.fileSystem(errno: ENOSPC), subject: path,
+                          message: "\(doing): no space is left on the disk that holds \(folder) (ENOSPC: SQLite could not grow the \(noun)'s files; \(detail)); free some space there (`df -h \(folder)` shows how much is left): nothing was lost")
     }
 
     /// Times are stored as ISO 8601 UTC text with milliseconds, so `sqlite3` shows them readably

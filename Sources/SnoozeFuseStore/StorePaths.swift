@@ -145,6 +145,12 @@ enum PrivateFiles {
         return lstat(path, &status) == 0
     }
 
+    /// The folder of `path` (`.` for a bare name).
+    static func folder(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
     static func fileError(_ code: Int32, _ path: String, _ what: String) -> StoreError {
         StoreError(.fileSystem(errno: code), subject: path, message: "\(what) (\(errnoName(code)): \(reason(code)))")
     }

@@ -29,6 +29,48 @@ private func fill(_ folder: String) -> (bytes: Int, full: Bool) {
 @Suite("A full disk leaves the live state writable", .serialized,
        .enabled(if: getuid() == 0, "a tmpfs of its own for the state folder is mounted with mount(8), which needs root"))
 struct FullDiskTests {
+    /// The data folder's disk full (issue 40, item 7): every command said "SQLite error 10: disk
+    /// I/O error", even `presets list`. Reads work (the WAL read without its shared-memory file);
+    /// a write says the disk is full, which folder, and how to see it; and once there is room again
+    /// it works, with nothing lost.
+    @Test func onAFullDiskReadsWorkAndAWriteSaysTheDiskIsFull() async throws {
+        let seen = try await script { home, seen in
+            let data = home.folder.path("data")
+            try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
+            try runTool("mount", ["-t", "tmpfs", "-o", "size=1m,mode=0700", "snoozefuse-test-full-data", data])
+            defer { _ = try? runTool("umount", ["-l", data]) }
+            seen.numbers["save"] = Double(try home.run(["presets", "save", "power", "--nap", "15m", "--volume", "60"]).status)
+            seen.numbers["set"] = Double(try home.run(["config", "set", "volume", "70"]).status)
+            let filled = fill(data + "/snoozefuse")
+            seen.steps["full"] = filled.full
+            let list = try home.run(["presets", "list"])
+            seen.numbers["list"] = Double(list.status)
+            seen.texts["list"] = list.standardOutput + list.standardError
+            let show = try home.run(["presets", "show", "power"])
+            seen.texts["show"] = show.standardOutput + show.standardError
+            let config = try home.run(["config", "list"])
+            seen.texts["config"] = config.standardOutput + config.standardError
+            let save = try home.run(["presets", "save", "later", "--nap", "5m"])
+            seen.numbers["save on full"] = Double(save.status)
+            seen.texts["save on full"] = save.standardError
+            // Room again: nothing was lost, and writing works.
+            unlink(data + "/snoozefuse/hog")
+            seen.numbers["save after"] = Double(try home.run(["presets", "save", "later", "--nap", "5m"]).status)
+            seen.texts["list after"] = try home.run(["presets", "list"]).standardOutput
+        }
+        #expect(seen["full"], "\(seen.texts)")
+        #expect(seen.numbers["save"] == 0 && seen.numbers["set"] == 0, "\(seen.texts)")
+        #expect(seen.numbers["list"] == 0 && seen.texts["list"]?.contains("power") == true, "\(seen.texts)")
+        #expect(seen.texts["show"]?.contains("15m") == true, "\(seen.texts)")
+        #expect(seen.texts["config"]?.contains("70") == true, "\(seen.texts)")
+        #expect(seen.numbers["save on full"] != 0, "\(seen.texts)")
+        #expect(seen.texts["save on full"]?.contains("no space is left on the disk that holds") == true, "\(seen.texts)")
+        #expect(seen.texts["save on full"]?.contains("df -h") == true, "\(seen.texts)")
+        #expect(seen.texts["save on full"]?.contains("disk I/O error") == true || seen.texts["save on full"]?.contains("full") == true)
+        #expect(seen.numbers["save after"] == 0, "\(seen.texts)")
+        #expect(seen.texts["list after"]?.contains("power") == true && seen.texts["list after"]?.contains("later") == true, "\(seen.texts)")
+    }
+
     @Test func everyChangeOfTheNapReachesItsStateOnAFullDiskAndTheGuardianRingsTheMovedAlarm() async throws {
         let seen = try await script { home, seen in
             let state = home.folder.path("state")
