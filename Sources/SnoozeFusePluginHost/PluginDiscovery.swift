@@ -79,14 +79,23 @@ public struct PluginProblem: Sendable, Hashable, CustomStringConvertible {
     public var error: PluginError
     /// The id the file claims, when the scan got that far.
     public var id: String?
+    /// The scan cache this verdict was kept in (an earlier scan found it; the file has not changed
+    /// since); nil when this scan found it.
+    public var cachedIn: String?
 
-    public init(severity: Severity, error: PluginError, id: String? = nil) {
+    public init(severity: Severity, error: PluginError, id: String? = nil, cachedIn: String? = nil) {
         self.severity = severity
         self.error = error
         self.id = id
+        self.cachedIn = cachedIn
     }
 
-    public var description: String { "\(severity): \(error)" }
+    public var description: String { "\(severity): \(error)\(cacheNote)" }
+
+    /// Where the verdict came from, when an earlier scan found it: said after the reason.
+    public var cacheNote: String {
+        cachedIn.map { " (as an earlier scan found it, kept in \($0) until the file changes)" } ?? ""
+    }
 }
 
 /// Safety of plugin files, as sudo and ssh judge theirs: the file is a regular file (links are
@@ -158,6 +167,20 @@ public struct PluginFile: Sendable, Hashable {
 public enum PluginScanVerdict: Sendable, Hashable, Codable {
     case plugin(PluginInfo)
     case refused(PluginError)
+
+    /// Whether the scan cache may keep this verdict for as long as the file is unchanged: not a
+    /// refusal whose cause may lie outside the file, which can go away while the file stays as it
+    /// is (a library it needs installed, a folder made readable, a scanner that died): `dlopen`'s
+    /// failures (the libraries the file needs), a file that could not be examined, a scanner
+    /// that ended without an answer. A plugin and what its own code or descriptor is refused
+    /// for are kept.
+    public var isKeptInTheCache: Bool {
+        guard case .refused(let error) = self else { return true }
+        switch error.reason {
+        case .openFailed, .unreadable, .processEnded: return false
+        default: return true
+        }
+    }
 }
 
 /// Finds plugins without loading any into this process: the files of every folder of the search
@@ -221,23 +244,26 @@ public struct PluginDiscovery: Sendable {
             }
         }
         let loadable = files.filter { $0.1 == nil }.map(\.0.path)
-        let verdicts = describe(loadable)
+        let (verdicts, fromCache) = describe(loadable)
         let scanned = files.map { file, refusal in
             (file, refusal.map(PluginScanVerdict.refused) ?? verdicts[file.path]
                 ?? .refused(PluginError(path: file.path, reason: .processEnded("the scanner gave no answer for it"))))
         }
-        return PluginRegistry(scanned: scanned, folderProblems: folderProblems, logger: logger)
+        return PluginRegistry(scanned: scanned, folderProblems: folderProblems, logger: logger,
+                              cached: cache.map { cache in (fromCache, cache.file) })
     }
 
     /// The scanner's verdict on each file: from the cache when the file (and the host program) are
-    /// unchanged, else from a scanner child; the cache is updated with what was learnt.
-    func describe(_ paths: [String]) -> [String: PluginScanVerdict] {
-        guard !paths.isEmpty else { return [:] }
+    /// unchanged, else from a scanner child; the cache is updated with what was learnt (not a
+    /// refusal whose cause may lie outside the file: ``PluginScanVerdict/isKeptInTheCache``).
+    /// Also says which paths the cache answered.
+    func describe(_ paths: [String]) -> (verdicts: [String: PluginScanVerdict], fromCache: Set<String>) {
+        guard !paths.isEmpty else { return ([:], []) }
         guard let host else {
             let missing = PluginHostProgram.missing(PluginSearchPath.currentExecutable())
-            return Dictionary(uniqueKeysWithValues: paths.map {
+            return (Dictionary(uniqueKeysWithValues: paths.map {
                 ($0, .refused(PluginError(path: $0, reason: missing.reason)))
-            })
+            }), [])
         }
         let hostIdentity = PluginScanCache.FileIdentity(path: host)
         var known = hostIdentity.flatMap { cache?.load(host: $0) } ?? [:]
@@ -247,18 +273,21 @@ public struct PluginDiscovery: Sendable {
         for path in paths {
             let identity = PluginScanCache.FileIdentity(path: path)
             identities[path] = identity
-            if let identity, let entry = known[path], entry.identity == identity {
+            if let identity, let entry = known[path], entry.identity == identity, entry.verdict.isKeptInTheCache {
                 verdicts[path] = entry.verdict
             } else {
                 unknown.append(path)
             }
         }
-        guard !unknown.isEmpty else { return verdicts }
+        let fromCache = Set(verdicts.keys)
+        guard !unknown.isEmpty else { return (verdicts, fromCache) }
         let scanned = PluginScanner(host: host, loadLimit: loadLimit).scan(unknown)
         for (path, verdict) in scanned {
             verdicts[path] = verdict
-            if let identity = identities[path] {
+            if let identity = identities[path], verdict.isKeptInTheCache {
                 known[path] = PluginScanCache.Entry(identity: identity, verdict: verdict)
+            } else {
+                known[path] = nil
             }
         }
         if let cache, let hostIdentity {
@@ -268,7 +297,7 @@ public struct PluginDiscovery: Sendable {
                 logger.debug("\(error)")
             }
         }
-        return verdicts
+        return (verdicts, fromCache)
     }
 }
 
@@ -284,12 +313,15 @@ public struct PluginRegistry: Sendable {
     /// plugin outside the install folder whose id has the reserved prefix (``PluginInfo/reservedPrefix``)
     /// is refused; a plugin whose id an earlier one took is skipped with a warning (the first one
     /// found wins). Each problem is also logged (`warning` or `error`).
-    public init(scanned: [(PluginFile, PluginScanVerdict)], folderProblems: [PluginProblem] = [], logger: Logger? = nil) {
+    /// `cached`: the files whose verdict came from the scan cache, and that cache's file.
+    public init(scanned: [(PluginFile, PluginScanVerdict)], folderProblems: [PluginProblem] = [], logger: Logger? = nil,
+                cached: (paths: Set<String>, file: String)? = nil) {
         for problem in folderProblems { report(problem, logger: logger) }
         for (file, verdict) in scanned {
             switch verdict {
             case .refused(let error):
-                report(PluginProblem(severity: .error, error: error), logger: logger)
+                let cachedIn = cached.flatMap { $0.paths.contains(file.path) ? $0.file : nil }
+                report(PluginProblem(severity: .error, error: error, cachedIn: cachedIn), logger: logger)
             case .plugin(let info):
                 if info.usesReservedPrefix && !file.isInstalledWithProgram {
                     report(PluginProblem(severity: .error, error: PluginError(path: info.path, reason: .reservedID(info.id)), id: info.id),
@@ -328,8 +360,8 @@ public struct PluginRegistry: Sendable {
     private mutating func report(_ problem: PluginProblem, logger: Logger?) {
         problems.append(problem)
         switch problem.severity {
-        case .warning: logger?.warning("plugin \(problem.error)")
-        case .error: logger?.error("plugin \(problem.error)")
+        case .warning: logger?.warning("plugin \(problem.error)\(problem.cacheNote)")
+        case .error: logger?.error("plugin \(problem.error)\(problem.cacheNote)")
         }
     }
 }

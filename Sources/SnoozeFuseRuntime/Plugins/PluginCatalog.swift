@@ -50,7 +50,7 @@ public struct PluginCatalog: Sendable {
         self.registry = registry
         plugins = registry.plugins
         problems = registry.problems.map {
-            Problem(severity: $0.severity.rawValue, path: $0.error.path, message: $0.error.reasonText, id: $0.id)
+            Problem(severity: $0.severity.rawValue, path: $0.error.path, message: $0.error.reasonText + $0.cacheNote, id: $0.id)
         }
     }
 
