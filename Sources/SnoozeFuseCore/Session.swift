@@ -18,7 +18,8 @@ public enum SessionEvent: Sendable, Hashable {
     /// rings for ``Session/detachedRingLimit``.
     case detach
     /// Move the coming alarm by this much (negative: sooner), never to less than
-    /// ``Session/shortestAdjustedWait`` from now. While napping it moves the alarm (and the max
+    /// ``Session/shortestAdjustedWait`` from now nor to more than ``Session/longestAdjustedWait``
+    /// (the longest a new nap may wait: moves add up, `add 23h` thrice put it 69 h out). While napping it moves the alarm (and the max
     /// failsafe with it, when the alarm moves past it: the person asked for the time); while
     /// snoozed, the end of the snooze. In other phases nothing runs that it could move.
     case adjust(Duration)
@@ -94,6 +95,16 @@ public struct Session<Instant: InstantProtocol>: Sendable, Hashable where Instan
 
     /// An adjustment never brings the alarm closer than this to now.
     public static var shortestAdjustedWait: Duration { .seconds(10) }
+
+    /// An adjustment never puts the alarm further than this from now: the longest any duration may
+    /// be (``DurationParser/maximumSeconds``, a day), as for a new nap.
+    public static var longestAdjustedWait: Duration { .seconds(DurationParser.maximumSeconds) }
+
+    /// Where an adjustment by `change` of `instant` lands at `now`: within the shortest and the
+    /// longest adjusted wait.
+    private static func adjusted(_ instant: Instant, by change: Duration, at now: Instant) -> Instant {
+        Swift.min(Swift.max(instant.advanced(by: change), now.advanced(by: shortestAdjustedWait)), now.advanced(by: longestAdjustedWait))
+    }
 
     /// How long an alarm without a ring limit rings once nobody is at the terminal (SPEC §9).
     public static var detachedRingLimit: Duration { .seconds(15 * 60) }
@@ -198,14 +209,14 @@ public struct Session<Instant: InstantProtocol>: Sendable, Hashable where Instan
             move(to: .snoozed, at: now, into: &effects)
         case (.adjust(let change), .napping):
             if let alarm = expectedAlarm {
-                let target = Swift.max(alarm.advanced(by: change), now.advanced(by: Self.shortestAdjustedWait))
+                let target = Self.adjusted(alarm, by: change, at: now)
                 napDeadline = target
                 if let max = maxDeadline, max < target { maxDeadline = target }
                 effects.append(.adjusted(by: alarm.duration(to: target), to: target))
             }
         case (.adjust(let change), .snoozed):
             if let end = snoozeDeadline {
-                let target = Swift.max(end.advanced(by: change), now.advanced(by: Self.shortestAdjustedWait))
+                let target = Self.adjusted(end, by: change, at: now)
                 snoozeDeadline = target
                 effects.append(.adjusted(by: end.duration(to: target), to: target))
             }

@@ -11,9 +11,14 @@ public enum TakeOver<Instant: InstantProtocol>: Sendable, Hashable where Instant
     /// The decision for a nap last seen in `phase`, whose alarm was due at `alarm` for `reason`,
     /// looked at `now`. Late by more than `maxLate` (when given) the alarm is missed; the guardian
     /// gives none: it rings however late it is.
+    ///
+    /// With `lastSaved` (when its state was last written), an alarm due later than a nap could
+    /// have set it then (``Session/longestAdjustedWait`` after it: a clock that jumped, a state
+    /// edited) is due at that bound instead: a year away became a nap that waits a year.
     public static func plan(phase: Phase, alarm: Instant?, reason: AlarmReason, now: Instant,
-                            maxLate: Duration? = nil) -> TakeOver {
-        guard let alarm, !phase.isTerminal, phase != .ready else { return .nothing }
+                            maxLate: Duration? = nil, lastSaved: Instant? = nil) -> TakeOver {
+        guard var alarm, !phase.isTerminal, phase != .ready else { return .nothing }
+        if let lastSaved { alarm = Swift.min(alarm, lastSaved.advanced(by: Session<Instant>.longestAdjustedWait)) }
         let late = max(alarm.duration(to: now), .zero)
         if let maxLate, late > maxLate { return .missed(due: alarm, late: late) }
         return .ring(at: alarm, reason: reason, late: late)

@@ -22,6 +22,25 @@ struct SessionCommandTests {
         #expect(rung.first == .alarmStarted(reason: .nap, due: at(15)))
     }
 
+    /// Moves add up, but never past a day from now (the longest a new nap may wait): `add 23h`
+    /// three times put the alarm and the failsafe 69 h out. The same for a snooze's end.
+    @Test func movesNeverPutTheAlarmMoreThanADayFromNow() {
+        var session = Session<Instant>(timers: SessionTimers(release: .seconds(2), nap: .seconds(5), max: .seconds(60)))
+        _ = session.handle(.start, at: at(0))
+        _ = session.handle(.timeElapsed, at: at(2))
+        let day = 86_400.0
+        #expect(session.handle(.adjust(.seconds(23 * 3_600)), at: at(3)) == [.adjusted(by: .seconds(23 * 3_600), to: at(7 + 23 * 3_600))])
+        #expect(session.handle(.adjust(.seconds(23 * 3_600)), at: at(4)) == [.adjusted(by: .seconds(4 + day - 7 - 23 * 3_600), to: at(4 + day))])
+        #expect(session.handle(.adjust(.seconds(23 * 3_600)), at: at(5)) == [.adjusted(by: .seconds(1), to: at(5 + day))])
+        #expect(session.expectedAlarm == at(5 + day) && session.maxDeadline == at(5 + day))
+        var snoozed = Session<Instant>(timers: SessionTimers(release: .seconds(1), nap: .seconds(1), max: .seconds(60), snooze: .seconds(60)))
+        _ = snoozed.handle(.start, at: at(0))
+        _ = snoozed.handle(.timeElapsed, at: at(1))
+        _ = snoozed.handle(.timeElapsed, at: at(2))
+        _ = snoozed.handle(.snooze(nil), at: at(3))
+        #expect(snoozed.handle(.adjust(.seconds(2 * day)), at: at(4)) == [.adjusted(by: .seconds(4 + day - 63), to: at(4 + day))])
+    }
+
     @Test func adjustingASnoozeMovesItsEndAndNothingElseMoves() {
         var session = Session<Instant>(timers: quick)
         _ = session.handle(.start, at: at(0))
@@ -134,6 +153,12 @@ struct TakeOverTests {
                 "the guardian rings however late")
         #expect(TakeOver.plan(phase: .napping, alarm: at(100), reason: .nap, now: at(1900), maxLate: .seconds(1800)) == .ring(at: at(100), reason: .nap, late: .seconds(1800)))
         #expect(TakeOver.plan(phase: .napping, alarm: at(100), reason: .nap, now: at(1901), maxLate: .seconds(1800)) == .missed(due: at(100), late: .seconds(1801)))
+        // Due a year after the state was last saved (a clock that jumped): due a day after it.
+        #expect(TakeOver.plan(phase: .napping, alarm: at(365 * 86_400), reason: .nap, now: at(40), lastSaved: at(30))
+            == .ring(at: at(30 + 86_400), reason: .nap, late: .zero))
+        #expect(TakeOver.plan(phase: .napping, alarm: at(365 * 86_400), reason: .nap, now: at(90_000), lastSaved: at(30))
+            == .ring(at: at(30 + 86_400), reason: .nap, late: .seconds(90_000 - 30 - 86_400)))
+        #expect(TakeOver.plan(phase: .napping, alarm: at(100), reason: .nap, now: at(40), lastSaved: at(30)) == .ring(at: at(100), reason: .nap, late: .zero))
         #expect(TakeOver<Instant>.plan(phase: .ready, alarm: nil, reason: .nap, now: at(5)) == .nothing)
         #expect(TakeOver.plan(phase: .finished, alarm: at(5), reason: .nap, now: at(5)) == .nothing)
     }

@@ -119,7 +119,8 @@ public final class LiveNap: Sendable {
         let sameBoot = live.bootID == currentBootID()
         let due = live.alarm.map { $0.due.instant(sameBoot: sameBoot, now: now, wallNow: wallNow) }
         let history = NapHistoryLog(paths: paths)
-        switch TakeOver.plan(phase: live.phase, alarm: due, reason: live.alarm?.reason ?? .nap, now: now, maxLate: maxLate) {
+        let lastSaved = live.updated.instant(sameBoot: sameBoot, now: now, wallNow: wallNow)
+        switch TakeOver.plan(phase: live.phase, alarm: due, reason: live.alarm?.reason ?? .nap, now: now, maxLate: maxLate, lastSaved: lastSaved) {
         case .nothing:
             // It never started (or had ended): nothing to ring, but it is recorded as it stopped.
             if let warning = history.record(live, outcome: "interrupted", endedAt: live.updated.wallSeconds, recordedBy: holder.rawValue) {
