@@ -118,7 +118,8 @@ static snoozefuse_status command_emit(snoozefuse_pulse_emitter *self, float inte
     sigfillset(&all);
     posix_spawnattr_setsigmask(&attributes, &none);
     posix_spawnattr_setsigdefault(&attributes, &all);
-    char *argv[] = {"/bin/sh", "-c", c->run, NULL};
+    /* `--`: a command that starts with a dash (`--version`) is the command, not an option of sh. */
+    char *argv[] = {"/bin/sh", "-c", "--", c->run, NULL};
     pid_t pid;
     int error = posix_spawn(&pid, "/bin/sh", NULL, &attributes, argv, env);
     posix_spawnattr_destroy(&attributes);

@@ -239,3 +239,27 @@ struct HoldModeTests {
         #expect(result.standardError.contains("standard input is not one; use --hold desktop (your use of the machine holds the nap) or --no-hold"))
     }
 }
+
+/// The built-in `command` emitter runs its command with `/bin/sh -c --`: a command that starts
+/// with a dash is the command, not an option of the shell (`run=--version` was given to sh as
+/// its option, which refused it). Here a program named `--beat`, found on PATH, marks each pulse.
+@Suite struct CommandEmitterDashTests {
+    @Test func aCommandThatStartsWithADashRuns() async throws {
+        let home = try NapHome()
+        let bin = home.folder.path("bin"), marks = home.folder.path("marks.txt")
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        try "#!/bin/sh\necho pulse >> '\(marks)'\n".write(toFile: bin + "/--beat", atomically: true, encoding: .utf8)
+        chmod(bin + "/--beat", 0o755)
+        var withBin = home.environment
+        withBin["PATH"] = bin + ":" + (withBin["PATH"] ?? "/usr/bin:/bin")
+        let environment = withBin
+        let result = try await onOwnThread {
+            try runProcessBlocking(BuiltProducts.executable("snoozefuse"),
+                                   ["nap", "--no-hold", "--release", "0", "--nap", "1", "--ring-limit", "2", "--device", "null", "--quiet",
+                                    "--emitter", "command:min-interval=0,run=--beat"], environment: environment)
+        }
+        #expect(result.status == 0, "\(result.standardError)")
+        let pulses = ((try? String(contentsOfFile: marks, encoding: .utf8)) ?? "").split(separator: "\n")
+        #expect(!pulses.isEmpty, "the command ran for no pulse: \(result.standardError)")
+    }
+}
