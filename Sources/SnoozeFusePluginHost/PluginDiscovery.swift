@@ -170,14 +170,14 @@ public enum PluginScanVerdict: Sendable, Hashable, Codable {
 
     /// Whether the scan cache may keep this verdict for as long as the file is unchanged: not a
     /// refusal whose cause may lie outside the file, which can go away while the file stays as it
-    /// is (a library it needs installed, a folder made readable, a scanner that died): `dlopen`'s
-    /// failures (the libraries the file needs), a file that could not be examined, a scanner
-    /// that ended without an answer. A plugin and what its own code or descriptor is refused
-    /// for are kept.
+    /// is (a library it needs installed, a folder made readable, a busy machine): `dlopen`'s
+    /// failures (the libraries the file needs), a file that could not be examined, a load that
+    /// ran out of time or ended (a loaded machine, the OOM killer), a scanner that ended without
+    /// an answer. A plugin and what its descriptor is refused for are kept.
     public var isKeptInTheCache: Bool {
         guard case .refused(let error) = self else { return true }
         switch error.reason {
-        case .openFailed, .unreadable, .processEnded: return false
+        case .openFailed, .unreadable, .processEnded, .hungWhileLoading, .endedWhileLoading: return false
         default: return true
         }
     }

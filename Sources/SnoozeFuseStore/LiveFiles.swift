@@ -236,7 +236,11 @@ public enum AtomicFile {
             case EPERM, EMLINK, EXDEV, ENOTSUP:
                 // Not linkable here (a folder, a file system without hard links): a name nothing has.
                 var info = stat()
-                guard lstat(target, &info) != 0, errno == ENOENT else { continue }
+                if lstat(target, &info) == 0 { continue } // taken: the next name
+                guard errno == ENOENT else {
+                    failure = errno
+                    return nil
+                }
                 guard rename(path, target) == 0 else {
                     failure = errno
                     return nil

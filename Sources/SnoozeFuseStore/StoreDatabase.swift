@@ -156,14 +156,15 @@ public final class StoreDatabase: Sendable {
         func open(sharedMemory: Bool) throws -> StoreDatabase {
             var configuration = Configuration()
             // Without shared memory, SQLite keeps the WAL's index in this process's memory, which
-            // it does only for a connection that may write (a read-only one still asks for the
-            // `-shm` file): nothing here writes.
+            // it does only for a connection opened for writing (a read-only one still asks for
+            // the `-shm` file). Its statements are read-only (query_only); at its close SQLite may
+            // checkpoint what the WAL holds, which on a full disk fails and leaves the WAL as it is.
             configuration.readonly = sharedMemory
             configuration.busyMode = .timeout(busyTimeout)
             configuration.label = label
             if !sharedMemory {
                 // No `-shm` file: under an exclusive lock, held for as long as this short command reads.
-                configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE") }
+                configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE; PRAGMA query_only = ON") }
             }
             let queue = try DatabaseQueue(path: path, configuration: configuration)
             let applied = try queue.read { db in try refuseNewer(db, path: path, what: what) }
@@ -356,7 +357,7 @@ public final class StoreDatabase: Sendable {
     private static func full(path: String, what noun: String, _ doing: String, _ detail: String) -> StoreError {
         let folder = PrivateFiles.folder(of: path)
         return StoreError(.fileSystem(errno: ENOSPC), subject: path,
-                          message: "\(doing): no space is left on the disk that holds \(folder) (ENOSPC: SQLite could not grow the \(noun)'s files; \(detail)); free some space there (`df -h \(folder)` shows how much is left): nothing was lost")
+                          message: "\(doing): the disk that holds \(folder) is full (ENOSPC: less than 64 KiB left, and SQLite could not grow the \(noun)'s files; \(detail)); free some space there (`df -h \(folder)` shows how much is left) and run the command again: what was saved before is kept")
     }
 
     /// Times are stored as ISO 8601 UTC text with milliseconds, so `sqlite3` shows them readably

@@ -54,7 +54,9 @@ import Testing
         let third = scan()
         #expect(third.plugins.map(\.path) == [plugins + "/needs-helper.so"], "\(third.problems)")
         #expect(problem(third, "needs-helper.so") == nil)
-        // And the plugin found is kept: the next scan has it from the cache.
+        // And the plugin found is kept in the cache (the missing library's refusal never was).
+        let kept = (try? String(contentsOfFile: cache.file, encoding: .utf8)) ?? ""
+        #expect(kept.contains("needs-helper.so") && kept.contains("no-entry.so"), "\(kept)")
         #expect(scan().plugins.map(\.path) == [plugins + "/needs-helper.so"])
     }
 }

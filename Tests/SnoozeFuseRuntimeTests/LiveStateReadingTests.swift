@@ -142,8 +142,10 @@ struct LiveStateReadingTests {
                 #expect(text.contains(extreme), "\(text)")
                 do {
                     let state = try LiveSessionState.read(Array(text.utf8))
-                    // Only a lateness may be negative, or 1e10 ms (115 days: a `resume` that late).
-                    let allowed = ["-1", "10000000000"].contains(extreme) && path.last == "latenessMs"
+                    // Only a lateness may be 1e10 ms (115 days: a `resume` that late); it and an instant
+                    // since boot may be negative (an alarm due before a reboot, resumed after it).
+                    let allowed = (["-1", "10000000000"].contains(extreme) && path.last == "latenessMs")
+                        || (extreme == "-1" && path.last == "bootSeconds")
                     #expect(allowed, "\(named(path)) = \(extreme) was read: \(state)")
                 } catch {
                     #expect(error.path == named(path), "\(named(path)) = \(extreme): \(error)")

@@ -15,17 +15,18 @@ import Testing
         let ended = Locked<Int32??>(nil)
         let watch = try #require(ChildWatch(pid: pid, name: "test-childwatch") { status in ended.withLock { $0 = .some(status) } })
         #expect(watch.pid == pid)
-        // Alive: nothing yet.
-        usleep(100_000)
-        #expect(ended.withLock { $0 } == nil)
-        kill(pid, SIGKILL)
-        let status = try await onOwnThread { () -> Int32?? in
+        let (before, status) = try await onOwnThread { () -> (Int32??, Int32??) in
+            // Alive: nothing yet.
+            usleep(100_000)
+            let before = ended.withLock { $0 }
+            kill(pid, SIGKILL)
             for _ in 0 ..< 500 {
-                if let status = ended.withLock({ $0 }) { return status }
+                if let status = ended.withLock({ $0 }) { return (before, status) }
                 usleep(20_000)
             }
-            return nil
+            return (before, nil)
         }
+        #expect(before == nil, "the watch spoke while the child lived")
         #expect(status.map { $0.map(ProcessSpawn.describe) } == "killed by signal 9 (Killed)")
         // Reaped by the watch: the process is gone, not a zombie, and not this test's to reap.
         #expect(kill(pid, 0) == -1 && errno == ESRCH)
@@ -39,11 +40,14 @@ import Testing
         let called = Locked(false)
         let watch = try #require(ChildWatch(pid: pid, name: "test-childwatch") { _ in called.withLock { $0 = true } })
         watch.stop()
-        usleep(100_000)
-        kill(pid, SIGKILL)
-        let status = try await onOwnThread { ProcessSpawn.wait(for: pid, atMost: .seconds(10)) }
+        let status = try await onOwnThread { () -> Int32? in
+            usleep(100_000)
+            kill(pid, SIGKILL)
+            let status = ProcessSpawn.wait(for: pid, atMost: .seconds(10))
+            usleep(100_000)
+            return status
+        }
         #expect(status.map(ProcessSpawn.describe) == "killed by signal 9 (Killed)")
-        usleep(100_000)
         #expect(called.withLock { $0 } == false)
     }
 

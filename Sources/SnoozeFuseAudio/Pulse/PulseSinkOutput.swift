@@ -436,7 +436,7 @@ public final class PulseSinkOutput: PCMWritable {
                 case .restored(let what):
                     plan.report(.restored(sink: fix.sink, message: "sink '\(fix.sink)': \(what), as it was before the alarm"))
                 case .leftAlone(let why):
-                    plan.report(.restored(sink: fix.sink, message: "sink '\(fix.sink)' is left as it is: \(why), so it was changed since"))
+                    plan.report(.leftAlone(sink: fix.sink, message: "sink '\(fix.sink)' is left as it is: \(why), so it was changed since"))
                 }
             } catch {
                 plan.report(.restored(sink: fix.sink, message: "sink '\(fix.sink)' could not be put back as it was (\(error)); it stays as the alarm left it"))

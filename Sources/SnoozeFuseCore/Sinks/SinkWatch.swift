@@ -334,6 +334,8 @@ public enum SinkReport: Sendable, Hashable {
     case streamFixed(sink: String, message: String)
     /// The person's own mute and volume are back (`message`), or could not be put back.
     case restored(sink: String, message: String)
+    /// The person changed a sink since the alarm fixed it: it is left as it is (``SinkLevelFix/changedSince(_:)``).
+    case leftAlone(sink: String, message: String)
     /// Its monitor carries the alarm: `level` RMS, `after` the alarm was due.
     case heard(sink: String, level: Double, after: Duration)
     /// It had carried the alarm and has not for 2 s.

@@ -220,6 +220,7 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
         case .fixed(let sink, let message): return line("fixed", sink, message)
         case .streamFixed(let sink, let message): return line("stream_fixed", sink, message)
         case .restored(let sink, let message): return line("restored", sink, message)
+        case .leftAlone(let sink, let message): return line("left_alone", sink, message)
         case .unheard(let sink): return line("unheard", sink, "sink '\(sink)' carried the alarm and has not for 2 s: its mute and volume are checked again")
         case .escalated(let step, let message): return line("escalated_\(step.rawValue)", nil, message)
         case .recovered: return line("recovered", nil, "a sink's monitor carries the alarm again: what sounded beside the sound server stops")

@@ -236,6 +236,9 @@ final class Guardianship: Sendable {
     /// Says what became of a guardian (`what`, message) in the nap's records.
     private let news: @Sendable (_ what: String, _ message: String) -> Void
     private let state = Locked(State())
+    /// Held while a dead guardian is replaced: ``stop()`` waits for a replacement under way, so
+    /// none is started once the nap has ended.
+    private let replacing = Locked(())
 
     private struct State {
         var watch: ChildWatch?
@@ -259,10 +262,9 @@ final class Guardianship: Sendable {
 
     /// The nap is over: a guardian that dies from now on is not replaced.
     func stop() {
-        let watch = state.withLock { state in
-            state.ended = true
-            return state.watch
-        }
+        state.withLock { $0.ended = true }
+        // A replacement under way finishes first; then the watch is the last guardian's.
+        let watch = replacing.withLock { _ in state.withLock { $0.watch } }
         watch?.stop()
     }
 
@@ -271,7 +273,8 @@ final class Guardianship: Sendable {
         guard let guardian = Guardian.start(paths: paths) else { return nil }
         link.attach(guardian.watch)
         keeper.setGuardian(guardian.pid)
-        let watch = ChildWatch(pid: guardian.pid, name: "snoozefuse-guardwatch") { [weak self] status in
+        // A short name: a thread's is at most 15 bytes, and `snoozefuse-guar…` is the guardian's own.
+        let watch = ChildWatch(pid: guardian.pid, name: "sf-guardwatch") { [weak self] status in
             self?.guardianEnded(guardian.pid, status: status)
         }
         let ended = state.withLock { state in
@@ -281,12 +284,16 @@ final class Guardianship: Sendable {
         }
         if ended { watch?.stop() }
         if watch == nil {
-            news("unguarded", "the nap cannot watch its guardian (pid \(guardian.pid)): no pidfd for it (Linux 5.3 or later has them); if the guardian dies, no new one is started")
+            news("unwatched", "the nap cannot watch its guardian (pid \(guardian.pid)): the kernel gave no pidfd for it (Linux 5.3 or later has them) or no thread could be started; it guards the nap, but if it dies no new one is started")
         }
         return guardian.pid
     }
 
     private func guardianEnded(_ pid: Int32, status: Int32?) {
+        replacing.withLock { _ in replace(pid, status: status) }
+    }
+
+    private func replace(_ pid: Int32, status: Int32?) {
         let how = status.map(ProcessSpawn.describe) ?? "ended"
         let (ended, keepsDying) = state.withLock { state in
             let window = BootInstant.now.advanced(by: .zero - Self.restartWindow)

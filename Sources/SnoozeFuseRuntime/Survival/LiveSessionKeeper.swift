@@ -18,7 +18,7 @@ final class LiveSessionKeeper: Sendable {
     let terminal: String?
     let bootID = currentBootID()
     private let state = Locked(State())
-    /// Held while the state is written: the nap's loop, the audio thread (sink fixes) and the
+    /// Held while the state is written: the nap's loop (its changes, the sink fixes) and the
     /// guardian's watch each save; one at a time, each the latest state (never an older one after
     /// a newer), into the one temporary file.
     private let writing = Locked(())
@@ -71,12 +71,17 @@ final class LiveSessionKeeper: Sendable {
             remove()
             return
         }
-        let (guardianPid, history, fixes) = state.withLock { ($0.guardianPid, $0.history, $0.sinkFixes) }
-        var live = LiveSessionState(session: session, now: now, wallNow: Date(), pid: getpid(), holder: holder,
-                                    guardianPid: guardianPid, bootID: bootID, terminal: terminal, setup: setup,
-                                    history: history?())
-        live.sinkFixes = fixes.isEmpty ? nil : fixes
-        state.withLock { $0.latest = live }
+        // The history's facts come from the session (its own lock), read before this one's.
+        let history = state.withLock { $0.history }?()
+        // The guardian and the sink fixes as they are when this state becomes the latest: one
+        // that changes meanwhile is never lost to an older value.
+        state.withLock { state in
+            var live = LiveSessionState(session: session, now: now, wallNow: Date(), pid: getpid(), holder: holder,
+                                        guardianPid: state.guardianPid, bootID: bootID, terminal: terminal, setup: setup,
+                                        history: history)
+            live.sinkFixes = state.sinkFixes.isEmpty ? nil : state.sinkFixes
+            state.latest = live
+        }
         writeLatest()
     }
 
@@ -188,8 +193,12 @@ final class LiveSessionKeeper: Sendable {
     static func setAsideIfDamaged(_ paths: StorePaths, recordedBy: String) -> (LiveSessionState?, String?) {
         guard case .damaged(let reason, let fallback) = readFile(paths) else { return (read(paths), nil) }
         let modified = (try? FileManager.default.attributesOfItem(atPath: paths.liveSession.path)[.modificationDate] as? Date)?.timeIntervalSince1970
-        guard let aside = moveAside(paths) else {
-            return (fallback, "the live state \(paths.liveSession.path) cannot be read (\(reason)) nor moved aside")
+        let aside: URL
+        switch moveAside(paths) {
+        case .success(let moved):
+            aside = moved
+        case .failure(let error):
+            return (fallback, "the live state \(paths.liveSession.path) cannot be read (\(reason)) nor moved aside (\(error.reason)); move it away yourself")
         }
         var said = "the live state \(paths.liveSession.path) could not be read (\(reason)); it is kept as \(aside.path)"
         if fallback != nil {
@@ -210,12 +219,20 @@ final class LiveSessionKeeper: Sendable {
 
     /// Moves a damaged state aside (never deletes it, never replaces one moved aside before):
     /// `session.json.damaged-TIME` (UTC, to the nanosecond; see ``AtomicFile/moveAside(_:suffix:failure:)``).
-    /// Returns where it went.
-    static func moveAside(_ paths: StorePaths) -> URL? {
+    /// Returns where it went, or why it could not.
+    static func moveAside(_ paths: StorePaths) -> Result<URL, MoveAsideFailure> {
         var failure: Int32 = 0
-        guard let aside = AtomicFile.moveAside(paths.liveSessionPath, suffix: ".damaged", failure: &failure) else { return nil }
+        guard let aside = AtomicFile.moveAside(paths.liveSessionPath, suffix: ".damaged", failure: &failure) else {
+            return .failure(MoveAsideFailure(code: failure))
+        }
         try? AtomicFile.remove(paths.liveSessionCopy)
-        return URL(fileURLWithPath: aside)
+        return .success(URL(fileURLWithPath: aside))
+    }
+
+    /// Why a damaged state stayed where it is: the errno, in words.
+    struct MoveAsideFailure: Error {
+        var code: Int32
+        var reason: String { String(cString: strerror(code)) }
     }
 }
 

@@ -294,8 +294,9 @@ extension NapHistoryFacts {
 enum LiveStateRange {
     /// Seconds since 1970: up to 2100-01-01.
     static let wallSeconds: ClosedRange<Double> = 0 ... 4_102_444_800
-    /// Seconds since boot: up to 31 years of uptime.
-    static let bootSeconds: ClosedRange<Double> = 0 ... 1e9
+    /// Seconds since boot, up to 31 years either way: an instant before this boot (an alarm that
+    /// was due before a reboot, resumed after it) is negative.
+    static let bootSeconds: ClosedRange<Double> = -1e9 ... 1e9
     /// A timer's length: up to a week (a nap lasts at most 24 h; a snooze or ring limit less).
     static let timerSeconds: ClosedRange<Double> = 0 ... 604_800
     /// A process: 1 up to the kernel's largest pid_max (2^22). Never 0 or negative, which `kill`

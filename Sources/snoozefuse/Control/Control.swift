@@ -82,7 +82,7 @@ struct Status: ParsableCommand {
     static func text(_ status: NapStatus) -> String {
         let text = plainText(status)
         guard status.unguarded == true else { return text }
-        return text + "; unguarded: no guardian watches the nap now (the nap starts a new one when its guardian dies): if its process died now, nothing would ring the alarm"
+        return text + "; unguarded: no guardian watches the nap now: if its process died now, nothing would ring the alarm (`snoozefuse doctor` checks the guardian)"
     }
 
     private static func plainText(_ status: NapStatus) -> String {
