@@ -418,10 +418,31 @@ struct UserDataCommandTests {
         let history = try home.run(["history"])
         #expect(history.status == 0, "\(history.standardError)")
         let lines = history.standardOutput.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst(2).joined(separator: " ") }
-        #expect(lines.contains("- - 2h01m dismissed nap -0.25 ms 12 nap>guardian>resume beep"), "\(history.standardOutput)")
-        #expect(lines.contains("- 4m32s 1h00m dismissed max 150 ms 0 nap chime → ALSA null"), "\(history.standardOutput)")
+        #expect(lines.contains("- - 2h01m dismissed nap -0.25 ms 12 nap*>guardian>resume beep"), "\(history.standardOutput)")
+        #expect(lines.contains("- 4m32s 1h00m dismissed max 150 ms 0 nap* chime → ALSA null"), "\(history.standardOutput)")
         // A lateness of -2^63 hundredths of a millisecond: its digits, not a trap in abs().
-        #expect(lines.contains("- - - dismissed nap -92233720368547758.08 ms 0 nap chime"), "\(history.standardOutput)")
+        #expect(lines.contains("- - - dismissed nap -92233720368547758.08 ms 0 nap* chime"), "\(history.standardOutput)")
+    }
+
+    /// BY, over the hand-overs (issue 40, item 6): who held the nap in order, from `nap`, the one
+    /// that first rang it marked `*`. It read `guardian>guardian` for a nap its guardian rang, and
+    /// `resume>guardian>resume` for one whose guardian died before `resume` rang it.
+    @Test(arguments: [
+        ("'nap'", "NULL", "nap*"), ("NULL", "NULL", "nap"),
+        ("'guardian'", "'guardian'", "nap>guardian*"), ("'nap'", "'guardian'", "nap*>guardian"),
+        ("NULL", "'guardian'", "nap>guardian"), ("'resume'", "'guardian, resume'", "nap>guardian>resume*"),
+        ("'resume'", "'resume'", "nap>resume*"), ("'guardian'", "'guardian, resume'", "nap>guardian*>resume"),
+    ])
+    func theByColumnIsWhoHeldTheNapAndWhoRangIt(_ rungBy: String, _ takenOverBy: String, _ shown: String) throws {
+        let home = try NapHome()
+        #expect(try home.run(["config", "set", "bpm", "60"]).status == 0)
+        _ = try runTool("sqlite3", [home.database, """
+            INSERT INTO naps (napId, startedAt, endedAt, fallAsleepSeconds, napSeconds, latenessMs, outcome, alarmReason, snoozes, sound, output, rungBy, recordedBy, preset, takenOverBy) VALUES
+            ('a', '2026-11-20T10:00:00.000Z', '2026-11-20T10:30:00.000Z', NULL, 5, 1, 'dismissed', 'nap', 0, 'beep', NULL, \(rungBy), 'nap', 'p', \(takenOverBy));
+            """])
+        let history = try home.run(["history"])
+        let fields = history.standardOutput.split(separator: "\n").dropFirst().first?.split(separator: " ", omittingEmptySubsequences: true)
+        #expect(fields?.dropLast().last.map(String.init) == shown, "\(history.standardOutput)")
     }
 
     /// `stop` forgetting an interrupted nap writes its history after it lets go of the nap lock:

@@ -76,6 +76,9 @@ struct NapHistoryTests {
         facts.observe(record(.phase, .napping, at: 2))
         facts.takeOver(by: "guardian")
         let later = 1_800_000_050.0
+        // What the guardian says as it takes the nap over, 45 s before the alarm it keeps, on a
+        // time line of its own: it must not set the times (NAPPED read 2 s of a 5 s nap).
+        facts.observe(record(.warning, at: 0, origin: later - 45))
         facts.observe(record(.phase, .ringing, at: 0, origin: later))
         facts.observe(record(.alarm, at: 0.001, origin: later))
         facts.observe(record(.phase, .snoozed, at: 5, origin: later))

@@ -75,8 +75,13 @@ public struct NapHistoryFacts: Codable, Sendable, Hashable {
     }
 
     /// Takes in one record of the session.
+    ///
+    /// Times are the session's `t` from its origin, read from its first `phase` record: what a
+    /// session says before its first phase change (a guardian's warnings as it takes a nap over,
+    /// long before the alarm it keeps) is stamped from another moment, and made a taken-over nap's
+    /// NAPPED end when its process died (2 s of a 5 s nap).
     public mutating func observe(_ record: SessionRecord) {
-        if origin == nil, let wall = WallClockText.secondsSince1970(iso8601: record.wall) { origin = wall - record.t }
+        if origin == nil, record.event == .phase, let wall = WallClockText.secondsSince1970(iso8601: record.wall) { origin = wall - record.t }
         let at = (origin ?? created) + record.t
         switch record.event {
         case .phase:

@@ -136,6 +136,20 @@ enum HistoryText {
     /// alarm rang and how late, the snoozes, who rang it, the sound and the output. Each field is
     /// written as bytes where it goes: no string made per field (rendering was 88 M of the 205 M
     /// instructions of `history` over 10,000 naps, with a string per number; SPEC §8).
+    /// The BY column: who held the nap, in order (`nap`, then each that took it over: `guardian`,
+    /// `resume`), the one that first rang it marked `*`: `nap*`, `nap>guardian*` (its process died,
+    /// its guardian rang), `nap*>guardian` (it rang, died, its guardian rang on), `nap>guardian>resume*`.
+    /// No `*`: nothing rang it.
+    static func appendHolders(_ nap: NapHistoryEntry, _ text: inout [UInt8]) {
+        let holders = ["nap"] + (nap.takenOverBy?.components(separatedBy: ", ") ?? [])
+        let ringer = nap.rungBy.flatMap { holders.firstIndex(of: $0) }
+        for (index, holder) in holders.enumerated() {
+            if index > 0 { text.append(UInt8(ascii: ">")) }
+            append(holder, &text)
+            if index == ringer { text.append(UInt8(ascii: "*")) }
+        }
+    }
+
     static func append(_ nap: NapHistoryEntry, to text: inout [UInt8]) {
         if let started = nap.startedSeconds { localTime(started, into: &text) } else { append(nap.startedAt, &text) }
         append("  ", &text)
@@ -146,13 +160,7 @@ enum HistoryText {
         pad(5, &text) { append(nap.alarmReason ?? "-", &$0) }
         pad(9, &text) { appendMilliseconds(nap.latenessMs, &$0) }
         pad(7, &text) { appendInteger(nap.snoozes, &$0) }
-        // Who rang it, and who took it over (`nap>guardian`, from `guardian, resume`).
-        pad(8, &text) { text in
-            append(nap.rungBy ?? "-", &text)
-            guard let takenOverBy = nap.takenOverBy else { return }
-            text.append(UInt8(ascii: ">"))
-            append(takenOverBy.replacingOccurrences(of: ", ", with: ">"), &text)
-        }
+        pad(8, &text) { appendHolders(nap, &$0) }
         append(nap.sound ?? "-", &text)
         if let output = nap.output {
             append(" → ", &text)
