@@ -101,6 +101,17 @@ struct NapCommandTests {
         #expect(!result.standardError.contains("Missing value"), "\(result.standardError)")
     }
 
+    /// A negative number after a space is the option's value, refused as out of range (`--volume
+    /// -1` said "Missing value for '--volume'", naming no fix).
+    @Test(arguments: [(["--volume", "-1"], "--volume must be 1–100, not -1"), (["--system-volume", "-5"], "--system-volume"),
+                      (["--bpm", "-60"], "--bpm"), (["--sleep-volume", "-2"], "--sleep-volume")])
+    func aNegativeNumberIsTheValueAndIsRefusedAsOutOfRange(_ arguments: [String], _ said: String) async throws {
+        let result = try await runProcess(snoozefuse, ["nap", "--no-hold", "--dry-run"] + arguments)
+        #expect(result.status == 64, "\(result.standardError)")
+        #expect(result.standardError.contains(said) && result.standardError.contains("-"), "\(result.standardError)")
+        #expect(!result.standardError.contains("Missing value"), "\(result.standardError)")
+    }
+
     @Test("a nap of zero and a max shorter than release and nap are warned about, and say what happens",
           arguments: [
               (["--nap", "0"], "--nap 0: the alarm rings as soon as the release ends"),

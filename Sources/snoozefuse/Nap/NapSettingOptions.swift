@@ -10,8 +10,8 @@ func settingHelp(_ key: NapSettingKey) -> ArgumentHelp {
 }
 
 /// The timer and alarm flags `nap` and `presets save` share, kept as typed (a duration's value is
-/// the next argument whatever it looks like, so `--nap -5` is refused as negative, not as a
-/// missing value): each is read by its
+/// the next argument whatever it looks like, so `--nap -5` or `--volume -1` is refused as out of
+/// range, not as a missing value): each is read by its
 /// setting's one parser (`NapSettingKey.parse`), the parser of the environment, the settings and
 /// the presets too, so a value is refused with the same message wherever it comes from (exit 64).
 struct NapSettingOptions: ParsableArguments {
@@ -21,18 +21,18 @@ struct NapSettingOptions: ParsableArguments {
     @Option(name: .customLong("ring-limit"), parsing: .unconditional, help: settingHelp(.ringLimit)) var ringLimit: String?
     @Option(parsing: .unconditional, help: settingHelp(.snooze)) var snooze: String?
     @Option(help: settingHelp(.sound)) var sound: String?
-    @Option(help: settingHelp(.volume)) var volume: String?
+    @Option(parsing: .unconditional, help: settingHelp(.volume)) var volume: String?
     @Option(name: .customLong("fade-in"), parsing: .unconditional, help: settingHelp(.fadeIn)) var fadeIn: String?
     @Option(help: settingHelp(.device)) var device: String?
-    @Option(name: .customLong("system-volume"), help: settingHelp(.systemVolume)) var systemVolume: String?
+    @Option(name: .customLong("system-volume"), parsing: .unconditional, help: settingHelp(.systemVolume)) var systemVolume: String?
     @Option(help: settingHelp(.route)) var route: String?
     @Option(name: .customLong("fix-volume"), help: settingHelp(.fixVolume)) var fixVolume: String?
     @Flag(name: .customLong("no-fix-volume"), help: "The same as --fix-volume false: leave the sinks' mute and volume as they are.") var noFixVolume = false
     @Option(help: settingHelp(.source)) var source: String?
     @Option(name: .customLong("emitter"), help: settingHelp(.emitter)) var emitters: [String] = []
-    @Option(help: settingHelp(.bpm)) var bpm: String?
+    @Option(parsing: .unconditional, help: settingHelp(.bpm)) var bpm: String?
     @Option(name: .customLong("sleep-sound"), help: settingHelp(.sleepSound)) var sleepSound: String?
-    @Option(name: .customLong("sleep-volume"), help: settingHelp(.sleepVolume)) var sleepVolume: String?
+    @Option(name: .customLong("sleep-volume"), parsing: .unconditional, help: settingHelp(.sleepVolume)) var sleepVolume: String?
     @Option(name: .customLong("sleep-device"), help: settingHelp(.sleepDevice)) var sleepDevice: String?
     @Option(help: settingHelp(.dismiss), completion: .list(DismissMode.allCases.map(\.rawValue))) var dismiss: String?
     @Option(name: .customLong("idle-after"), parsing: .unconditional, help: settingHelp(.idleAfter)) var idleAfter: String?

@@ -30,7 +30,7 @@ struct Sounds: AsyncParsableCommand {
         @Option(help: ArgumentHelp("How long to play (default: one pass of the file, at most 30s; 3s for the built-in tone).", valueName: "duration"), transform: parseDurationOption)
         var duration: Duration?
 
-        @Option(help: ArgumentHelp("Volume, 0–100.", valueName: "percent"))
+        @Option(parsing: .unconditional, help: ArgumentHelp("Volume, 0–100.", valueName: "percent"))
         var volume: Int = 80
 
         @Option(name: .customLong("fade-in"), help: ArgumentHelp("Fade in over this long.", valueName: "duration"), transform: parseDurationOption)
