@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
+#include <string.h>
 #include <linux/input.h>
 #include <malloc.h>
 #include <sys/eventfd.h>
@@ -98,6 +99,32 @@ static inline int snoozefuse_die_with_parent(int expected_parent) {
         return -1;
     }
     return 0;
+}
+
+/* SIGTERM as a byte on a pipe: the handler only writes one byte (async-signal-safe), and a thread
+ * of the program reads the other end and does what ending takes. The handler is reset to the
+ * default on exec, and no signal is blocked, so what the process starts is not affected. Once per
+ * process; returns the read end (close-on-exec), or -1 with errno. */
+static int snoozefuse_term_pipe_write_end = -1;
+
+static void snoozefuse_on_term(int number) {
+    (void)number;
+    char byte = 1;
+    ssize_t written = write(snoozefuse_term_pipe_write_end, &byte, 1);
+    (void)written;
+}
+
+static inline int snoozefuse_term_pipe(void) {
+    int ends[2];
+    if (syscall(SYS_pipe2, ends, 02000000 /* O_CLOEXEC */) != 0) return -1;
+    snoozefuse_term_pipe_write_end = ends[1];
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = snoozefuse_on_term;
+    action.sa_flags = SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    if (sigaction(SIGTERM, &action, NULL) != 0) return -1;
+    return ends[0];
 }
 
 /* pipe2 with O_CLOEXEC (declared only under _GNU_SOURCE): both ends close-on-exec from the start,

@@ -1,3 +1,4 @@
+public import Logging
 import SnoozeFuseCore
 import SnoozeFuseSystem
 #if canImport(Glibc)
@@ -136,6 +137,27 @@ public struct PluginHostCommand: Sendable, Hashable {
 
 /// What the host program does for itself before it touches a plugin.
 public enum PluginHostProcess {
+    /// Serving one instance: every process the plugin detaches (a double fork, `setsid`, an
+    /// emptied environment) stays this process's child (a child subreaper), and is ended with it,
+    /// whether it ends by itself (the instance is done) or is asked to (SIGTERM, which the nap
+    /// sends before it kills): a plugin's processes never outlive its host but for a SIGKILL
+    /// (a hung instance), after which the nap ends what carries its mark.
+    public static func keepWhatThePluginDetaches(logger: Logger) {
+        _ = AdoptedProcesses.adoptOrphans()
+        _ = TerminationRequest.handle(onThreadNamed: "sf-host-term") {
+            endWhatThePluginLeft(logger: logger)
+            _exit(0)
+        }
+    }
+
+    /// Ends every child this process has left (all the plugin's: the host starts none of its
+    /// own), and says so: a plugin must end every process it starts.
+    public static func endWhatThePluginLeft(logger: Logger) {
+        let left = AdoptedProcesses.endEveryChild()
+        guard !left.isEmpty else { return }
+        logger.warning("the plugin left \(left.count) process\(left.count == 1 ? "" : "es") behind (\(left.map(\.description).joined(separator: "; "))); \(left.count == 1 ? "it was" : "they were") killed: a plugin must end every process it starts")
+    }
+
     /// Asks to be killed when `parent` ends (see ``ProcessSpawn/dieWithParent(_:)``); false when
     /// the parent is already gone (then nobody wants the answer: end at once).
     public static func dieWithParent(_ parent: Int32) -> Bool {

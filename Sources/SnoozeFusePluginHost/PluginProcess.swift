@@ -136,17 +136,23 @@ public final class PluginChildProcess: Sendable {
     }
 
     /// Ends the child on purpose, on every way out of a nap: an emitter's command pipe is closed
-    /// (it cancels and destroys its instance, putting its device back, and ends), then whatever is
-    /// left of its group after `grace` is killed; a source's group is killed at once. Its end is
-    /// not reported. Returns once it has been reaped (or after `grace` plus a second).
+    /// (it cancels and destroys its instance, putting its device back, and ends); then, a source at
+    /// once, the group gets SIGTERM (the host ends what its plugin detached, and exits) and after
+    /// ``termGrace`` what is left of it is killed. Its end is not reported. Returns once it has
+    /// been reaped (or after `grace`, the term grace and a second).
     public func finish(waitingAtMost grace: Duration) {
         state.finishing.store(true, ordering: .releasing)
         if answers >= 0 {
             if !state.closed.exchange(true, ordering: .acquiringAndReleasing) { close(descriptor) }
             if group.waitForEnd(atMost: grace) != nil { return }
         }
+        group.signalGroup(SIGTERM)
+        if group.waitForEnd(atMost: Self.termGrace) != nil { return }
         group.terminate(waitingAtMost: .seconds(1))
     }
+
+    /// How long a host asked to end (SIGTERM) has before it is killed.
+    static let termGrace = Duration.milliseconds(500)
 
     /// Waits at most `limit` for the child's end; its wait status.
     public func waitForEnd(atMost limit: Duration) -> Int32? {

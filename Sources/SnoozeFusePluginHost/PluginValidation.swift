@@ -162,9 +162,11 @@ public enum PluginValidation {
         let errors = makePipe()
         let child: ChildProcessGroup
         do throws(SpawnError) {
+            // `plugins check` runs one checking child at a time and has no other: every child it
+            // adopted came from the plugin, even one that emptied its environment.
             child = try ChildProcessGroup(host, PluginHostProgram.checkArguments(check: name, path: path, config: config),
                                           descriptors: [0: .devNull, 1: .inherit(ends.write), 2: errors.map { .inherit($0.write) } ?? .devNull],
-                                          environment: PluginHostProgram.childEnvironment)
+                                          environment: PluginHostProgram.childEnvironment, leftovers: .everyChild)
         } catch {
             for end in [ends.read, ends.write, errors?.read ?? -1, errors?.write ?? -1] where end >= 0 { close(end) }
             return result(.fail, error.description, [])

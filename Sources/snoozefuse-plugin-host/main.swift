@@ -42,24 +42,33 @@ let output = PluginHostProcess.takeStandardOutput()
 
 switch command.action {
 case .serve(let kind, let path, let config, let expectID, let checkOnly):
+    let serving = logger(level: .warning)
+    PluginHostProcess.keepWhatThePluginDetaches(logger: serving)
     if checkOnly {
         let error = PluginServer.checkStart(emitter: kind == .emitter, path: path, config: config, expectID: expectID,
                                             logger: logger(level: .critical))
+        PluginHostProcess.endWhatThePluginLeft(logger: serving)
         PluginHostProcess.send(json: PluginStartAnswer(error), to: output)
         exit(0)
     }
     let status = switch kind {
     case .source:
-        PluginServer.serveSource(path: path, config: config, expectID: expectID, output: output, logger: logger(level: .warning))
+        PluginServer.serveSource(path: path, config: config, expectID: expectID, output: output, logger: serving)
     case .emitter:
         PluginServer.serveEmitter(path: path, config: config, expectID: expectID, input: PluginHostProcess.takeStandardInput(),
-                                  answers: output, logger: logger(level: .warning))
+                                  answers: output, logger: serving)
     }
+    PluginHostProcess.endWhatThePluginLeft(logger: serving)
     exit(status.rawValue)
 case .scan(let paths):
-    PluginScanner.serve(paths: paths, output: output, logger: logger(level: .critical))
+    let scanning = logger(level: .critical)
+    PluginHostProcess.keepWhatThePluginDetaches(logger: scanning)
+    PluginScanner.serve(paths: paths, output: output, logger: scanning)
+    PluginHostProcess.endWhatThePluginLeft(logger: scanning)
     exit(0)
 case .check(let name, let path, let config):
+    // Not kept here: what the plugin detaches goes to `plugins check`, which ends it and fails
+    // the check naming it.
     PluginCheck.run(name, path: path, config: config, probe: SeccompRenderProbe(), logger: logger(level: .warning)) { message in
         PluginHostProcess.send(json: message, to: output)
     }

@@ -28,11 +28,22 @@ public enum AdoptedProcesses {
     /// Each is waited for at most `limit` (one in uninterruptible sleep dies when its I/O ends).
     /// Blocking: for threads of their own.
     public static func end(marked marker: String, waitingAtMost limit: Duration = .seconds(2), rounds: Int = 8) -> [Ended] {
+        end(waitingAtMost: limit, rounds: rounds) { environment(of: $0.pid).contains(marker) }
+    }
+
+    /// SIGKILLs and reaps every child of this process, marked or not, and what that orphans in
+    /// turn: for a program that starts one child at a time, whose every other child was adopted
+    /// from it (`plugins check`). A process that empties its environment is found too.
+    public static func endEveryChild(waitingAtMost limit: Duration = .seconds(2), rounds: Int = 8) -> [Ended] {
+        end(waitingAtMost: limit, rounds: rounds) { _ in true }
+    }
+
+    private static func end(waitingAtMost limit: Duration, rounds: Int, where chosen: (Ended) -> Bool) -> [Ended] {
         // A process that adopts nothing has no such child: no need to read /proc.
         guard snoozefuse_is_subreaper() != 0 else { return [] }
         var ended: [Ended] = []
         for _ in 0 ..< rounds {
-            let found = children().filter { environment(of: $0.pid).contains(marker) }
+            let found = children().filter(chosen)
             guard !found.isEmpty else { break }
             for child in found { _ = kill(child.pid, SIGKILL) }
             for child in found { _ = ProcessSpawn.wait(for: child.pid, atMost: limit) }

@@ -27,6 +27,16 @@ public final class ChildProcessGroup: Sendable {
     /// The environment variable that marks everything a child starts, for ``AdoptedProcesses``.
     public static let markName = "SNOOZEFUSE_CHILD_RUN"
 
+    /// What of this process's adopted children counts as the child's leftovers once it has ended.
+    public enum LeftoverRule: Sendable {
+        /// Those that carry its mark in their environment (a process that empties its environment
+        /// escapes it): for a process with other children of its own (a nap: its guardian, hooks).
+        case marked
+        /// Every child of this process: for a program that runs one such child at a time and has
+        /// no other (`plugins check`), where nothing a child detaches escapes.
+        case everyChild
+    }
+
     /// Starts `executable arguments…` in a process group of its own. `onEnd` is called once, on
     /// the reaper's thread, with the wait status after the group has been killed and the child reaped.
     ///
@@ -35,7 +45,7 @@ public final class ChildProcessGroup: Sendable {
     /// it). Adopting is the program's own choice, made once (``AdoptedProcesses/adoptOrphans()``:
     /// it changes where every orphan of its descendants goes).
     public init(_ executable: String, _ arguments: [String], descriptors: [Int32: ProcessSpawn.Descriptor],
-                environment: [String: String]? = nil,
+                environment: [String: String]? = nil, leftovers rule: LeftoverRule = .marked,
                 onEnd: (@Sendable (Int32) -> Void)? = nil) throws(SpawnError) {
         let token = "\(getpid())-\(UInt64.random(in: 1 ... .max))"
         var marked = environment ?? ProcessSpawn.currentEnvironment()
@@ -56,7 +66,10 @@ public final class ChildProcessGroup: Sendable {
                 reaped = true
                 return status
             }
-            let left = AdoptedProcesses.end(marked: mark)
+            let left = switch rule {
+            case .marked: AdoptedProcesses.end(marked: mark)
+            case .everyChild: AdoptedProcesses.endEveryChild()
+            }
             leftovers.value.withLock { $0 = left }
             onEnd?(status)
             return status

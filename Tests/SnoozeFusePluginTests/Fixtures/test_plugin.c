@@ -21,6 +21,7 @@
  *   ACTIVATE_EXIT          activate calls exit(0)
  *   ACTIVATE_DETACH        activate detaches a `sleep 120` (double fork, setsid) and writes its pid
  *                          to the file named by TEST_DETACHED_PID_FILE
+ *   DETACH_EMPTY_ENVIRONMENT  with ACTIVATE_DETACH: the `sleep` starts with an empty environment
  *   CREATE_EXIT            create_pulse_emitter calls exit(0)
  *   STDERR_FLOOD_BYTES=N   activate writes N bytes of lines to standard error
  *   LOG_WARNINGS=N         activate logs N warnings through host->log */
@@ -72,7 +73,12 @@ static snoozefuse_status activate(snoozefuse_sound_source *self, uint32_t rate, 
         setsid();
         pid_t second = fork();
         if (second == 0) {
+#ifdef DETACH_EMPTY_ENVIRONMENT
+            char *empty[] = {NULL};
+            execle("/bin/sleep", "sleep", "120", (char *)NULL, empty);
+#else
             execl("/bin/sleep", "sleep", "120", (char *)NULL);
+#endif
             _exit(127);
         }
         const char *file = getenv("TEST_DETACHED_PID_FILE");
