@@ -258,7 +258,7 @@ struct LivenessTests {
 /// it is its own status, resume refuses it (78), and the next nap or stop moves it aside (never
 /// deletes it) and records the nap as interrupted; with the copy of the last good state beside it,
 /// that copy stands in.
-@Suite("A damaged live state is said, kept and recorded")
+@Suite("A damaged live state is said, kept and recorded", .serialized)
 struct DamagedStateTests {
     @Test(arguments: ["garbage", "empty", "truncated", "another shape"])
     func aDamagedStateWithoutACopyIsItsOwnStatusAndTheNextNapKeepsItAside(_ kind: String) async throws {

@@ -34,6 +34,8 @@ struct GuardianTakeOverTests {
                 seen.numbers["later"] = rms(samples[window * 5 ..< window * 10])
             }
             seen.steps["gone"] = waitFor { home.state() == nil }
+            // The guardian records the nap just after it removes the state.
+            _ = waitFor(.seconds(10)) { ((try? home.run(["history", "--json"]))?.standardOutput ?? "").contains("\"rungBy\"") }
             let history = try home.run(["history", "--json"])
             let document = try JSONSerialization.jsonObject(with: Data(history.standardOutput.utf8)) as? [String: Any]
             let nap0 = (document?["naps"] as? [[String: Any]])?.last

@@ -427,22 +427,29 @@ struct UserDataCommandTests {
     /// BY, over the hand-overs (issue 40, item 6): who held the nap in order, from `nap`, the one
     /// that first rang it marked `*`. It read `guardian>guardian` for a nap its guardian rang, and
     /// `resume>guardian>resume` for one whose guardian died before `resume` rang it.
-    @Test(arguments: [
-        ("'nap'", "NULL", "nap*"), ("NULL", "NULL", "nap"),
-        ("'guardian'", "'guardian'", "nap>guardian*"), ("'nap'", "'guardian'", "nap*>guardian"),
-        ("NULL", "'guardian'", "nap>guardian"), ("'resume'", "'guardian, resume'", "nap>guardian>resume*"),
-        ("'resume'", "'resume'", "nap>resume*"), ("'guardian'", "'guardian, resume'", "nap>guardian*>resume"),
-    ])
-    func theByColumnIsWhoHeldTheNapAndWhoRangIt(_ rungBy: String, _ takenOverBy: String, _ shown: String) throws {
+    @Test func theByColumnIsWhoHeldTheNapAndWhoRangIt() throws {
+        let table: [(rungBy: String, takenOverBy: String, shown: String)] = [
+            ("'nap'", "NULL", "nap*"), ("NULL", "NULL", "nap"),
+            ("'guardian'", "'guardian'", "nap>guardian*"), ("'nap'", "'guardian'", "nap*>guardian"),
+            ("NULL", "'guardian'", "nap>guardian"), ("'resume'", "'guardian, resume'", "nap>guardian>resume*"),
+            ("'resume'", "'resume'", "nap>resume*"), ("'guardian'", "'guardian, resume'", "nap>guardian*>resume"),
+        ]
         let home = try NapHome()
         #expect(try home.run(["config", "set", "bpm", "60"]).status == 0)
-        _ = try runTool("sqlite3", [home.database, """
-            INSERT INTO naps (napId, startedAt, endedAt, fallAsleepSeconds, napSeconds, latenessMs, outcome, alarmReason, snoozes, sound, output, rungBy, recordedBy, preset, takenOverBy) VALUES
-            ('a', '2026-11-20T10:00:00.000Z', '2026-11-20T10:30:00.000Z', NULL, 5, 1, 'dismissed', 'nap', 0, 'beep', NULL, \(rungBy), 'nap', 'p', \(takenOverBy));
-            """])
+        // One nap a day, the row's number its sound: the history lists them newest first.
+        let rows = table.enumerated().map { index, row in
+            "('n\(index)', '2026-11-\(10 + index)T10:00:00.000Z', '2026-11-\(10 + index)T10:30:00.000Z', NULL, 5, 1, 'dismissed', 'nap', 0, 's\(index)', NULL, \(row.rungBy), 'nap', 'p', \(row.takenOverBy))"
+        }
+        _ = try runTool("sqlite3", [home.database, "INSERT INTO naps (napId, startedAt, endedAt, fallAsleepSeconds, napSeconds, latenessMs, outcome, alarmReason, snoozes, sound, output, rungBy, recordedBy, preset, takenOverBy) VALUES \(rows.joined(separator: ", "));"])
         let history = try home.run(["history"])
-        let fields = history.standardOutput.split(separator: "\n").dropFirst().first?.split(separator: " ", omittingEmptySubsequences: true)
-        #expect(fields?.dropLast().last.map(String.init) == shown, "\(history.standardOutput)")
+        let shown = Dictionary(uniqueKeysWithValues: history.standardOutput.split(separator: "\n").compactMap { line -> (String, String)? in
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard let sound = fields.last, sound.hasPrefix("s"), fields.count > 2 else { return nil }
+            return (String(sound), String(fields[fields.count - 2]))
+        })
+        for (index, row) in table.enumerated() {
+            #expect(shown["s\(index)"] == row.shown, "rungBy \(row.rungBy), takenOverBy \(row.takenOverBy): \(history.standardOutput)")
+        }
     }
 
     /// `stop` forgetting an interrupted nap writes its history after it lets go of the nap lock:

@@ -309,8 +309,11 @@ public final class LiveNap: Sendable {
         let wakefulness = NapWakefulness(clock: loop.clock, stopHint: "`snoozefuse stop` stops it.") { noteFeed.yield($0) }
         let guardianLink = GuardianLink()
         ports.onChange = { session, now in
-            keeper.save(session, now: now)
+            // The guardian first: one line on a pipe, never waiting, while saving the state waits
+            // for the disk (fsync), which on a busy machine can take seconds: a guardian told late
+            // that the alarm rings takes the nap for a stuck one and ends it.
             guardianLink.tell(session, now: now)
+            keeper.save(session, now: now)
             wakefulness.changed(session)
             // Asleep, with the alarm far enough ahead for a give-back on a busy machine to be over
             // before arming: what the set-up touched goes back.
