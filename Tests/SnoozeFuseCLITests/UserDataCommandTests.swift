@@ -427,7 +427,7 @@ struct UserDataCommandTests {
     /// BY, over the hand-overs (issue 40, item 6): who held the nap in order, from `nap`, the one
     /// that first rang it marked `*`. It read `guardian>guardian` for a nap its guardian rang, and
     /// `resume>guardian>resume` for one whose guardian died before `resume` rang it.
-    @Test func theByColumnIsWhoHeldTheNapAndWhoRangIt() throws {
+    @Test func theByColumnIsWhoHeldTheNapAndWhoRangIt() async throws {
         let table: [(rungBy: String, takenOverBy: String, shown: String)] = [
             ("'nap'", "NULL", "nap*"), ("NULL", "NULL", "nap"),
             ("'guardian'", "'guardian'", "nap>guardian*"), ("'nap'", "'guardian'", "nap*>guardian"),
@@ -435,13 +435,17 @@ struct UserDataCommandTests {
             ("'resume'", "'resume'", "nap>resume*"), ("'guardian'", "'guardian, resume'", "nap>guardian*>resume"),
         ]
         let home = try NapHome()
-        #expect(try home.run(["config", "set", "bpm", "60"]).status == 0)
         // One nap a day, the row's number its sound: the history lists them newest first.
         let rows = table.enumerated().map { index, row in
             "('n\(index)', '2026-11-\(10 + index)T10:00:00.000Z', '2026-11-\(10 + index)T10:30:00.000Z', NULL, 5, 1, 'dismissed', 'nap', 0, 's\(index)', NULL, \(row.rungBy), 'nap', 'p', \(row.takenOverBy))"
         }
-        _ = try runTool("sqlite3", [home.database, "INSERT INTO naps (napId, startedAt, endedAt, fallAsleepSeconds, napSeconds, latenessMs, outcome, alarmReason, snoozes, sound, output, rungBy, recordedBy, preset, takenOverBy) VALUES \(rows.joined(separator: ", "));"])
-        let history = try home.run(["history"])
+        // The commands wait for their programs: on a thread of their own, not the tasks' pool.
+        let (set, history) = try await onOwnThread {
+            let set = try home.run(["config", "set", "bpm", "60"]).status
+            _ = try runTool("sqlite3", [home.database, "INSERT INTO naps (napId, startedAt, endedAt, fallAsleepSeconds, napSeconds, latenessMs, outcome, alarmReason, snoozes, sound, output, rungBy, recordedBy, preset, takenOverBy) VALUES \(rows.joined(separator: ", "));"])
+            return (set, try home.run(["history"]))
+        }
+        #expect(set == 0)
         let shown = Dictionary(uniqueKeysWithValues: history.standardOutput.split(separator: "\n").compactMap { line -> (String, String)? in
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
             guard let sound = fields.last, sound.hasPrefix("s"), fields.count > 2 else { return nil }

@@ -213,42 +213,48 @@ struct PluginAttackTests {
     /// it passed all 7 checks and outlived the check and the nap.
     @Test(arguments: [Attacker(name: "detach", defines: ["ACTIVATE_DETACH"]),
                       Attacker(name: "detach-bare", defines: ["ACTIVATE_DETACH", "DETACH_EMPTY_ENVIRONMENT"])])
-    func aPluginThatDetachesAProcessFailsItsCheckAndLeavesNothingRunning(_ attacker: Attacker) throws {
+    func aPluginThatDetachesAProcessFailsItsCheckAndLeavesNothingRunning(_ attacker: Attacker) async throws {
         let folder = try PluginFolder()
         defer { folder.cleanUp() }
         let path = try #require(try build([attacker], in: folder)[attacker.name])
         let pids = folder.path + "/detached.pids"
-        func detached() -> [Int32] {
+        @Sendable func detached() -> [Int32] {
             ((try? String(contentsOfFile: pids, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { Int32($0) }
         }
-        func running(_ pid: Int32) -> Bool {
+        @Sendable func running(_ pid: Int32) -> Bool {
             let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
             return !stat.isEmpty && !(stat.split(separator: ")").last?.trimmingCharacters(in: .whitespaces).hasPrefix("Z") ?? true)
         }
         defer { for pid in detached() where running(pid) { kill(pid, SIGKILL) } }
-        var environment = ProcessInfo.processInfo.environment
-        environment["TEST_DETACHED_PID_FILE"] = pids
-        let check = try runWatchingChildren(snoozefuse, ["plugins", "check", path, "--json"], environment: environment)
+        var checkEnvironment = ProcessInfo.processInfo.environment
+        checkEnvironment["TEST_DETACHED_PID_FILE"] = pids
+        var napEnvironment = pluginEnvironment(folder, cache: try TemporaryFolder())
+        napEnvironment["TEST_DETACHED_PID_FILE"] = pids
+        // The check and the nap take seconds each: on a thread of their own, never on the pool
+        // that the other tests' tasks run on.
+        let (check, afterCheck, nap, afterNap) = try await onOwnThread { [checkEnvironment, napEnvironment] in
+            let check = try runWatchingChildren(snoozefuse, ["plugins", "check", path, "--json"], environment: checkEnvironment)
+            let afterCheck = detached()
+            let afterCheckRunning = afterCheck.filter(running)
+            // A nap with it as the source: whatever it detached ends with its instance.
+            let nap = try runWatchingChildren(snoozefuse, [
+                "nap", "--no-hold", "--preset", "quick-test", "--release", "0", "--nap", "1", "--ring-limit", "2",
+                "--device", "null", "--events", "jsonl", "--quiet", "--source", attacker.id,
+            ], environment: napEnvironment)
+            let afterNap = detached().filter { !afterCheck.contains($0) }
+            return (check, (afterCheck, afterCheckRunning), nap, (afterNap, afterNap.filter(running)))
+        }
         #expect(check.status == 65, "\(check.output)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(check.output.utf8)) as? [String: Any], "\(check.output)")
         let checks = report["checks"] as? [[String: Any]] ?? []
         let failing = checks.filter { $0["verdict"] as? String == "fail" }.compactMap { $0["summary"] as? String }
         #expect(!failing.isEmpty && failing.allSatisfy { $0.contains("behind when the instance ended (sleep, pid ") && $0.contains("killed): a plugin must end every process it starts") },
                 "\(failing)")
-        let afterCheck = detached()
-        #expect(!afterCheck.isEmpty, "the plugin detached nothing: \(check.output)")
-        #expect(afterCheck.filter(running).isEmpty, "left running after plugins check: \(afterCheck.filter(running))")
-        // A nap with it as the source: whatever it detached ends with its instance.
-        var napEnvironment = pluginEnvironment(folder, cache: try TemporaryFolder())
-        napEnvironment["TEST_DETACHED_PID_FILE"] = pids
-        let nap = try runWatchingChildren(snoozefuse, [
-            "nap", "--no-hold", "--preset", "quick-test", "--release", "0", "--nap", "1", "--ring-limit", "2",
-            "--device", "null", "--events", "jsonl", "--quiet", "--source", attacker.id,
-        ], environment: napEnvironment)
+        #expect(!afterCheck.0.isEmpty, "the plugin detached nothing: \(check.output)")
+        #expect(afterCheck.1.isEmpty, "left running after plugins check: \(afterCheck.1)")
         #expect(nap.status == 0, "\(nap.output)")
-        let afterNap = detached().filter { !afterCheck.contains($0) }
-        #expect(!afterNap.isEmpty, "the nap's instance detached nothing: \(nap.output)")
-        #expect(afterNap.filter(running).isEmpty, "left running after the nap: \(afterNap.filter(running))")
+        #expect(!afterNap.0.isEmpty, "the nap's instance detached nothing: \(nap.output)")
+        #expect(afterNap.1.isEmpty, "left running after the nap: \(afterNap.1)")
         expectNoPluginProcessLeft(folder, "the nap")
     }
 

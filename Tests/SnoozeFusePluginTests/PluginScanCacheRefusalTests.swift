@@ -8,7 +8,7 @@ import Testing
 /// installed, until the cache was deleted or the plugin touched. Real plugins, a real scanner child,
 /// a real cache file.
 @Suite struct PluginScanCacheRefusalTests {
-    @Test func aPluginRefusedForAMissingLibraryLoadsOnceTheLibraryIsThere() throws {
+    @Test func aPluginRefusedForAMissingLibraryLoadsOnceTheLibraryIsThere() async throws {
         let folder = try PluginFolder()
         defer { folder.cleanUp() }
         let plugins = folder.path + "/plugins", libraries = folder.path + "/lib"
@@ -28,15 +28,25 @@ import Testing
         let notAPlugin = try runMergingOutput("/usr/bin/env", ["cc", "-shared", "-fPIC", helperSource, "-o", plugins + "/no-entry.so"])
         #expect(notAPlugin.status == 0, "\(notAPlugin.output)")
         let cache = PluginScanCache(file: folder.path + "/cache/plugins.json")
-        func scan() -> PluginRegistry {
+        @Sendable func scan() -> PluginRegistry {
             PluginDiscovery(searchPath: [PluginSearchPath(folder: plugins, origin: .environment)], host: hostProgram, cache: cache,
                             logger: LogRecorder().logger).scan()
         }
         func problem(_ registry: PluginRegistry, _ file: String) -> PluginProblem? {
             registry.problems.first { $0.error.path == plugins + "/" + file }
         }
+        // Each scan starts scanner children and waits for them: on a thread of its own, never on
+        // the pool that the other tests' tasks run on.
+        let moved = folder.path + "/" + library, installed = libraries + "/" + library
+        let (first, second, third, kept, fourth) = try await onOwnThread { () throws -> (PluginRegistry, PluginRegistry, PluginRegistry, String, PluginRegistry) in
+            let first = scan(), second = scan()
+            // The library is installed: the plugin loads, the file untouched.
+            try FileManager.default.moveItem(atPath: moved, toPath: installed)
+            let third = scan()
+            let kept = (try? String(contentsOfFile: cache.file, encoding: .utf8)) ?? ""
+            return (first, second, third, kept, scan())
+        }
 
-        let first = scan()
         #expect(first.plugins.isEmpty)
         #expect(problem(first, "needs-helper.so")?.error.description.contains("it needs \(library)") == true, "\(first.problems)")
         #expect(problem(first, "needs-helper.so")?.cachedIn == nil)
@@ -44,19 +54,15 @@ import Testing
 
         // Scanned again, unchanged: the file's own refusal comes from the cache, and says so; the
         // missing library's does not (scanned again).
-        let second = scan()
         #expect(problem(second, "no-entry.so")?.cachedIn == cache.file, "\(second.problems)")
         #expect(problem(second, "no-entry.so")?.description.contains("as an earlier scan found it, kept in \(cache.file)") == true)
         #expect(problem(second, "needs-helper.so")?.cachedIn == nil, "\(second.problems)")
 
-        // The library is installed: the plugin loads, the file untouched.
-        try FileManager.default.moveItem(atPath: folder.path + "/" + library, toPath: libraries + "/" + library)
-        let third = scan()
+        // The library installed: the plugin loads, the file untouched.
         #expect(third.plugins.map(\.path) == [plugins + "/needs-helper.so"], "\(third.problems)")
         #expect(problem(third, "needs-helper.so") == nil)
         // And the plugin found is kept in the cache (the missing library's refusal never was).
-        let kept = (try? String(contentsOfFile: cache.file, encoding: .utf8)) ?? ""
         #expect(kept.contains("needs-helper.so") && kept.contains("no-entry.so"), "\(kept)")
-        #expect(scan().plugins.map(\.path) == [plugins + "/needs-helper.so"])
+        #expect(fourth.plugins.map(\.path) == [plugins + "/needs-helper.so"])
     }
 }
