@@ -52,7 +52,11 @@ chmod 0644 "$package/usr/share/doc/snoozefuse/changelog.gz"
 
 # The control file: Depends from the list of libraries the code opens, each package once.
 depends=$(grep -v '^\s*#' "$root/Packaging/runtime-libraries.txt" | grep -v '^\s*$' | cut -d' ' -f2- | awk '!seen[$0]++' | paste -sd, - | sed 's/,/, /g')
-size=$(du -sk --apparent-size "$package" | cut -f1)
+# Installed-Size as dpkg-gencontrol reckons it: each file (or link) its size in KiB rounded up,
+# each folder 1 KiB (du's apparent size counted every folder as 4 KiB).
+files=$(find "$package" \( -type f -o -type l \) -printf '%s\n' | awk '{ n += int(($1 + 1023) / 1024) } END { print n + 0 }')
+folders=$(find "$package" -type d | wc -l)
+size=$((files + folders))
 mkdir -p "$package/DEBIAN"
 sed -e "s/@VERSION@/$version/" -e "s/@ARCH@/$arch/" -e "s/@INSTALLED_SIZE@/$size/" -e "s/@DEPENDS@/$depends/" \
     "$root/Packaging/control" > "$package/DEBIAN/control"
