@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 log="$(mktemp)"
 trap 'rm -f "$log" "$log.run"' EXIT
 # A test that hangs must not hang CI: the whole run gets TEST_TIME_LIMIT seconds (default 40 min; a
-# full run takes about 12 min on 2 cores), then the tests still running are named. Output is
+# full run takes about 14 min on 2 cores), then the tests still running are named. Output is
 # line-buffered so that what was printed before a hang is not lost with the process.
 limit="${TEST_TIME_LIMIT:-2400}"
 deadline=$(( $(date +%s) + limit ))
