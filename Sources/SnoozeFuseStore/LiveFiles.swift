@@ -66,11 +66,8 @@ public enum AtomicFile {
     /// `URL` or `Data`: a nap writes its live state at every change while its alarm rings, and
     /// every page of Foundation it runs then is mapped back into it (issue 23).
     public static func write(_ bytes: [UInt8], toPath path: String) throws(StoreError) {
-        var folder = ".", name = path
-        if let slash = path.lastIndex(of: "/") {
-            folder = slash == path.startIndex ? "/" : String(path[..<slash])
-            name = String(path[path.index(after: slash)...])
-        }
+        let folder = PrivateFiles.folder(of: path)
+        let name = path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
         if PrivateFiles.exists(folder) {
             try PrivateFiles.checkWritableFolder(folder)
         } else {

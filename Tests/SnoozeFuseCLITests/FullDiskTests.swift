@@ -21,6 +21,14 @@ private func fill(_ folder: String) -> (bytes: Int, full: Bool) {
     return (total, one < 0 && errno == ENOSPC)
 }
 
+/// A tmpfs of `size` of its own at `folder` (made first): a disk to fill. Returns the folder;
+/// the caller unmounts it (`umount -l`).
+private func smallDisk(_ folder: String, size: String) throws -> String {
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    try runTool("mount", ["-t", "tmpfs", "-o", "size=\(size),mode=0700", "snoozefuse-test-full", folder])
+    return folder
+}
+
 /// A full disk (issue 21, item 6): the state folder on a small tmpfs of its own, filled by another
 /// program while the nap runs. The live state still takes every change (`add`, the guardian's
 /// take-over, its ringing, `snooze`), written through the spare the nap keeps beside it, so a
@@ -35,9 +43,7 @@ struct FullDiskTests {
     /// it works, with nothing lost.
     @Test func onAFullDiskReadsWorkAndAWriteSaysTheDiskIsFull() async throws {
         let seen = try await script { home, seen in
-            let data = home.folder.path("data")
-            try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
-            try runTool("mount", ["-t", "tmpfs", "-o", "size=1m,mode=0700", "snoozefuse-test-full-data", data])
+            let data = try smallDisk(home.folder.path("data"), size: "1m")
             defer { _ = try? runTool("umount", ["-l", data]) }
             seen.numbers["save"] = Double(try home.run(["presets", "save", "power", "--nap", "15m", "--volume", "60"]).status)
             seen.numbers["set"] = Double(try home.run(["config", "set", "volume", "70"]).status)
@@ -72,9 +78,7 @@ struct FullDiskTests {
 
     @Test func everyChangeOfTheNapReachesItsStateOnAFullDiskAndTheGuardianRingsTheMovedAlarm() async throws {
         let seen = try await script { home, seen in
-            let state = home.folder.path("state")
-            try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
-            try runTool("mount", ["-t", "tmpfs", "-o", "size=256k,mode=0700", "snoozefuse-test-full", state])
+            let state = try smallDisk(home.folder.path("state"), size: "256k")
             defer { _ = try? runTool("umount", ["-l", state]) }
             let nap = try home.launch(["nap", "--no-hold", "--release", "0", "--nap", "20", "--max", "1200", "--device", "null",
                                        "--events", "jsonl", "--quiet", "--dismiss", "key"])

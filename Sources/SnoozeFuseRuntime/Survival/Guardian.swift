@@ -300,14 +300,17 @@ final class Guardianship: Sendable {
             return (state.ended, state.starts.count >= Self.restartLimit && state.starts.allSatisfy { $0 >= window })
         }
         guard !ended else { return }
-        keeper.setGuardian(nil)
+        // The live state goes on naming the dead guardian until another is named: `status` sees
+        // by its lock that it is gone (unguarded), without a write of the state for the moment.
         if keepsDying {
+            keeper.setGuardian(nil)
             news("unguarded", "the nap's guardian (pid \(pid)) \(how), the \(Self.restartLimit)th within \(Self.restartWindow.compactDescription): no new one is started; if this process dies, nothing rings its alarm (`snoozefuse doctor` checks the guardian)")
             return
         }
         if let replacement = startGuardian() {
             news("replaced", "the nap's guardian (pid \(pid)) \(how); a new one (pid \(replacement)) rings the alarm if this process dies")
         } else {
+            keeper.setGuardian(nil)
             news("unguarded", "the nap's guardian (pid \(pid)) \(how) and no new one could be started: if this process dies, nothing rings its alarm")
         }
     }
