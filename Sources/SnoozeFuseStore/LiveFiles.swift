@@ -143,7 +143,7 @@ public enum AtomicFile {
             throw StoreError(.damaged, subject: path, message: "it is \(info.st_size) bytes, more than such a file ever is (at most \(limit))")
         }
         var failure: Int32 = 0
-        guard let bytes = readAll(fd, failure: &failure, atMost: limit) else {
+        guard let bytes = readAll(fd, failure: &failure, atMost: limit, size: Int(info.st_size)) else {
             if failure == EFBIG {
                 throw StoreError(.damaged, subject: path, message: "it grew past \(limit) bytes while it was read, more than such a file ever is")
             }
@@ -171,9 +171,10 @@ public enum AtomicFile {
     /// Read into room sized by the file (`fstat`; 4 KiB for one without a size, as in /proc), not
     /// zeroed first: the zeroed 64 KiB buffer this replaced, to read a live state of about 1 KiB,
     /// was a twentieth of `status`'s instructions and 16 page faults (issue 23).
-    static func readAll(_ fd: Int32, failure: inout Int32, atMost limit: Int = .max) -> [UInt8]? {
+    /// `size`: the file's size when the caller has it from its own `fstat` (asked here otherwise).
+    static func readAll(_ fd: Int32, failure: inout Int32, atMost limit: Int = .max, size known: Int? = nil) -> [UInt8]? {
         var info = stat()
-        let size = fstat(fd, &info) == 0 && info.st_size > 0 ? Int(info.st_size) : 0
+        let size = known ?? (fstat(fd, &info) == 0 && info.st_size > 0 ? Int(info.st_size) : 0)
         // Room for the whole file in one read; a second read, which returns 0, says it has ended.
         let room = max(min(size, limit) + 1, 4_096)
         var bytes: [UInt8] = []
