@@ -395,6 +395,45 @@ struct DamagedStateTests {
         #expect(seen.texts["stop --yes"]?.contains("it is kept as") == true, "\(seen.texts)")
     }
 
+    /// `status` by another user (their HOME and XDG folders, as with `sudo -u`) said "damaged …
+    /// (EACCES)": now `unreadable`, whose it is and what to do, and nothing of the nap is touched;
+    /// the owner's own file made unreadable (mode 0000) says so and how to give the mode back.
+    @Test func aStateThisUserMayNotReadIsUnreadableNotDamaged() async throws {
+        let seen = try await script { home, seen in
+            let nap = try home.launch(["nap", "--no-hold", "--release", "0", "--nap", "120", "--max", "180", "--device", "null", "--quiet"])
+            defer { nap.signal(SIGKILL); nap.wait() }
+            seen.steps["napping"] = waitFor { home.state()?["phase"] as? String == "napping" && home.state()?["guardianPid"] != nil }
+            let snoozefuse = BuiltProducts.executable("snoozefuse").path
+            let setpriv = executableInPath("setpriv").path
+            let asNobody = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", snoozefuse]
+            for (label, command) in [("nobody", asNobody + ["status"]), ("nobody json", asNobody + ["status", "--json"]),
+                                     ("nobody resume", asNobody + ["resume"])] {
+                let result = try runProcessBlocking(URL(fileURLWithPath: command[0]), Array(command.dropFirst()), environment: home.environment)
+                seen.numbers[label] = Double(result.status)
+                seen.texts[label] = result.standardOutput + result.standardError
+            }
+            seen.texts["owner after"] = home.status()
+            chmod(home.sessionFile, 0)
+            let unprivileged = [setpriv, "--bounding-set=-dac_override,-dac_read_search,-fowner", "--inh-caps=-all", snoozefuse, "status"]
+            let mode = try runProcessBlocking(URL(fileURLWithPath: unprivileged[0]), Array(unprivileged.dropFirst()), environment: home.environment)
+            seen.texts["mode 0"] = mode.standardOutput + mode.standardError
+            chmod(home.sessionFile, 0o600)
+            seen.steps["kept"] = FileManager.default.fileExists(atPath: home.sessionFile)
+                && ((try? FileManager.default.contentsOfDirectory(atPath: home.folder.path("state/snoozefuse"))) ?? []).allSatisfy { !$0.contains("damaged") }
+        }
+        #expect(seen["napping"], "\(seen.texts)")
+        #expect(seen.numbers["nobody"] == 0, "\(seen.texts)")
+        #expect(seen.texts["nobody"]?.hasPrefix("unreadable: ") == true, "\(seen.texts)")
+        #expect(seen.texts["nobody"]?.contains("belongs to user root (uid 0), not to you (uid 65534): that user's nap") == true, "\(seen.texts)")
+        #expect(seen.texts["nobody"]?.contains("damaged") == false, "\(seen.texts)")
+        #expect(seen.texts["nobody json"]?.contains(#""status":"unreadable""#) == true, "\(seen.texts)")
+        #expect(seen.numbers["nobody resume"] == 78, "\(seen.texts)")
+        #expect(seen.texts["nobody resume"]?.contains("cannot resume: unreadable") == true, "\(seen.texts)")
+        #expect(seen.texts["owner after"] == "running", "\(seen.texts)")
+        #expect(seen.texts["mode 0"]?.contains("it is yours but its permissions (mode 0000) forbid reading it (EACCES)") == true, "\(seen.texts)")
+        #expect(seen["kept"], "nothing moved aside: \(seen.texts)")
+    }
+
     /// Three damaged states moved aside within a second: three files, none replaced (the second
     /// took the first's name, `session.json.damaged-SECONDS`).
     @Test func threeDamagedStatesMovedAsideWithinASecondAreAllKept() async throws {

@@ -90,6 +90,24 @@ struct SinkWatchTests {
         #expect(server(failed).first == .stop("speakers"))
     }
 
+    /// A sink that appears while it rings: `--route all` plays there too, once, with a report;
+    /// `wake` and `default` keep the sinks they chose (decided, DESKTOP.md "Routing").
+    @Test(arguments: [AlarmRoute.all, .wake, .defaultSink])
+    func aSinkThatAppearsIsAddedOnlyUnderRouteAll(route: AlarmRoute) {
+        var watch = SinkWatch<Instant>(settings: .init(route: route, floorPercent: nil))
+        _ = watch.handle(.opened(sinks: [speakers], defaultSink: "speakers"), at: t(0))
+        _ = watch.handle(.playing(sink: "speakers", stream: nil, monitor: .reading), at: t(0))
+        let appeared = watch.handle(.sinksChanged(sinks: [speakers, hdmi], changed: [], defaultSink: "speakers"), at: t(4))
+        if route == .all {
+            #expect(server(appeared) == [.play("hdmi")])
+            #expect(reports(appeared) == [.added(sink: "hdmi", message: "sink 'hdmi' appeared while the alarm rings: it plays there too (--route all)")])
+        } else {
+            #expect(appeared.isEmpty)
+        }
+        // Listed again before its stream plays (or after): not asked twice.
+        #expect(watch.handle(.sinksChanged(sinks: [speakers, hdmi], changed: ["speakers"], defaultSink: "speakers"), at: t(4.2)).isEmpty)
+    }
+
     /// No proof: every 2 s the next step, each as effects: the streams checked and the sinks read
     /// again, the other sinks added, then the card and the fallback (said, for the runtime).
     @Test func noProofEscalatesStepByStepWithItsEffects() {

@@ -59,8 +59,19 @@ public struct SinkWatch<Instant: InstantProtocol>: Sendable where Instant.Durati
         case .playing(let sink, let stream, let monitor):
             return started(sink, stream: stream, monitor: monitor)
         case .sinksChanged(let listed, let changed, let defaultSink):
+            let known = sinks
             note(listed, defaultSink: defaultSink)
             var effects: [SinkEffect] = []
+            // `--route all` means every sink, the ones that appear while it rings too (a headset
+            // plugged in, a display woken). The other routes keep the sinks they chose: what the
+            // person hears already stays, and a sink lost is replaced (below).
+            if settings.route == .all {
+                let now = SinkRouting.route(listed, defaultSink: defaultSink, route: .all)
+                for name in now.sinks where known[name] == nil && !playing.contains(name) {
+                    effects += [.report(.added(sink: name, message: "sink '\(name)' appeared while the alarm rings: it plays there too (--route all)")),
+                                .play(name)]
+                }
+            }
             for name in playing.sorted() where changed.contains(name) {
                 if let sink = sinks[name] { effects += fixLevels(of: sink) }
             }
@@ -346,6 +357,8 @@ public enum SinkReport: Sendable, Hashable {
     case recovered
     /// A sink it played on went away; `message` says where the alarm plays now.
     case sinkLost(sink: String, message: String)
+    /// A sink appeared while it rings and the route takes it (`--route all`).
+    case added(sink: String, message: String)
     /// Said once: the alarm plays but cannot be verified (`message` says why).
     case unverified(String)
 }

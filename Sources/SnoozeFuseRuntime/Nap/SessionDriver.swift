@@ -225,6 +225,7 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
         case .escalated(let step, let message): return line("escalated_\(step.rawValue)", nil, message)
         case .recovered: return line("recovered", nil, "a sink's monitor carries the alarm again: what sounded beside the sound server stops")
         case .sinkLost(let sink, let message): return line("lost", sink, message)
+        case .added(let sink, let message): return line("added", sink, message)
         case .unverified(let message): return line("unverified", nil, message)
         case .heard(let sink, let level, let after):
             let decibels = level > 0 ? (20 * log10(level) * 10).rounded() / 10 : -120

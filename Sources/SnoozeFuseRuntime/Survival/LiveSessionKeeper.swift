@@ -159,6 +159,7 @@ final class LiveSessionKeeper: Sendable {
         case .none: nil
         case .state(let live): live
         case .damaged(_, let fallback): fallback
+        case .unreadable: nil
         }
     }
 
@@ -169,6 +170,9 @@ final class LiveSessionKeeper: Sendable {
         do throws(StoreError) {
             data = try AtomicFile.read(path: paths.liveSessionPath, atMost: LiveSessionState.largestFile)
         } catch {
+            if case .fileSystem(let code) = error.kind, code == EACCES || code == EPERM {
+                return .unreadable(reason: whyUnreadable(paths.liveSessionPath, code))
+            }
             return .damaged(reason: error.description, fallback: copy(paths))
         }
         guard let data else { return .none }
@@ -191,7 +195,12 @@ final class LiveSessionKeeper: Sendable {
     /// of it is left, recorded in the history as an interrupted nap with what its file shows.
     /// Returns the state to go on with (a whole one, or the good copy) and what to say.
     static func setAsideIfDamaged(_ paths: StorePaths, recordedBy: String) -> (LiveSessionState?, String?) {
-        guard case .damaged(let reason, let fallback) = readFile(paths) else { return (read(paths), nil) }
+        let found = readFile(paths)
+        if case .unreadable(let reason) = found {
+            // Not damaged: someone else's, or its permissions changed. Nothing of it is touched.
+            return (nil, "the live state \(paths.liveSession.path) cannot be read: \(reason); it is left as it is")
+        }
+        guard case .damaged(let reason, let fallback) = found else { return (read(paths), nil) }
         let modified = (try? FileManager.default.attributesOfItem(atPath: paths.liveSession.path)[.modificationDate] as? Date)?.timeIntervalSince1970
         let aside: URL
         switch moveAside(paths) {
@@ -242,4 +251,44 @@ enum LiveStateFile: Sendable {
     case state(LiveSessionState)
     /// It exists and cannot be read: `reason`, and the last good copy, if any.
     case damaged(reason: String, fallback: LiveSessionState?)
+    /// It exists and this user may not read it (EACCES, EPERM): another user's nap (its folder
+    /// reached through their HOME or XDG folders), or its permissions were changed. Not damaged:
+    /// nothing moves it aside or records it.
+    case unreadable(reason: String)
+}
+
+extension LiveSessionKeeper {
+    /// Why this user may not read the live state at `path` (`code`: EACCES or EPERM): whose the
+    /// file (or, when that cannot be seen either, its folder) is, and what to do.
+    static func whyUnreadable(_ path: String, _ code: Int32) -> String {
+        let me = geteuid()
+        let errnoName = code == EPERM ? "EPERM" : "EACCES"
+        // The file, or the nearest folder above it this user can see (another user's folders
+        // cannot be entered).
+        var info = stat()
+        var subject = path
+        while lstat(subject, &info) != 0 {
+            guard subject != "/", !subject.isEmpty else { return "you (uid \(me)) may not read it (\(errnoName))" }
+            subject = (subject as NSString).deletingLastPathComponent
+        }
+        let which = subject == path ? "it" : "its folder \(subject)"
+        if info.st_uid != me {
+            return "\(which) belongs to \(userName(info.st_uid)), not to you (uid \(me)): that user's nap, which only they "
+                + "(or root) can see; run snoozefuse as them, or set HOME and the XDG folders to your own (\(errnoName))"
+        }
+        let mode = String(format: "%04o", UInt32(info.st_mode & 0o7777))
+        let folder = (path as NSString).deletingLastPathComponent
+        return "\(which) is yours but its permissions (mode \(mode)) forbid reading it (\(errnoName)); "
+            + "`chmod u+rwx \(folder)` and `chmod u+rw \(path)` give them back"
+    }
+
+    /// `uid`'s login name and number (`alice (uid 1000)`), or the number alone.
+    static func userName(_ uid: uid_t) -> String {
+        var entry = passwd(), result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 4096)
+        guard getpwuid_r(uid, &entry, &buffer, buffer.count, &result) == 0, let found = result, let name = found.pointee.pw_name else {
+            return "uid \(uid)"
+        }
+        return "user \(String(cString: name)) (uid \(uid))"
+    }
 }

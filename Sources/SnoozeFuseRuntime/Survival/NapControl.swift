@@ -338,7 +338,7 @@ public enum NapControl {
                 let holder: ListenerWait<BootInstant>.Holder = switch status.status {
                 case .guarded: .guardian
                 case .running, .ringing, .snoozed: takingOver ? .guardian : .process
-                case .none, .interrupted, .damaged: .nobody
+                case .none, .interrupted, .damaged, .unreadable: .nobody
                 }
                 switch wait.nobodyListened(at: BootInstant.now, holder: holder) {
                 case .noNap:

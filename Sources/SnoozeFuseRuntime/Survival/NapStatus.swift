@@ -22,6 +22,9 @@ public struct NapStatus: Sendable, Hashable, Encodable {
         case interrupted
         /// The live state exists but cannot be read, and no good copy of it is left (``damage``).
         case damaged
+        /// The live state exists and this user may not read it: another user's nap, or its
+        /// permissions changed (``damage`` says whose and what to do). Nothing is moved or recorded.
+        case unreadable
     }
 
     public var status: Kind
@@ -87,6 +90,10 @@ public struct NapStatus: Sendable, Hashable, Encodable {
                 return status
             }
             live = fallback
+        case .unreadable(let reason):
+            var status = NapStatus(status: .unreadable)
+            status.damage = "\(paths.liveSession.path) cannot be read: \(reason)"
+            return status
         }
         // Alive means holding its lock, which the kernel takes away at death: a process killed
         // and not yet reaped (a zombie under a late or absent init) is dead. Where a process's

@@ -11,7 +11,9 @@ struct Status: ParsableCommand {
         discussion: """
         States: no nap; running (phase, remaining time, wake-at time); ringing; snoozed; guarded \
         (the nap's process died and its guardian holds the alarm); interrupted (nobody holds the \
-        alarm, after a reboot: `snoozefuse resume` rings it). Exit 0.
+        alarm, after a reboot: `snoozefuse resume` rings it); damaged (the live state is not \
+        whole and no good copy is left); unreadable (another user's nap, or permissions changed: \
+        it says whose). Exit 0.
 
         --follow prints a line whenever the state changes, and at most one per displayed second. \
         --format waybar prints one JSON object per line with text, tooltip, class and percentage, \
@@ -67,7 +69,7 @@ struct Status: ParsableCommand {
             let short: String = switch status.status {
             case .none: ""
             case .ringing: "⏰ ring"
-            case .interrupted, .damaged: "⚠ nap"
+            case .interrupted, .damaged, .unreadable: "⚠ nap"
             default: "💤 \(status.remainingText ?? "")"
             }
             let waybar = Waybar(text: short, tooltip: Self.text(status),
@@ -94,6 +96,8 @@ struct Status: ParsableCommand {
         case .interrupted:
             return (status.damage.map { "\($0); from the copy of its last good state: " } ?? "")
                 + "interrupted: nobody holds the alarm that was due\(alarm) (`snoozefuse resume` rings it, `snoozefuse stop` forgets it)"
+        case .unreadable:
+            return "unreadable: \(status.damage ?? "the live state cannot be read")"
         case .damaged:
             return "damaged: \(status.damage ?? "the live state cannot be read") and no good copy of it is left (`snoozefuse stop` or the next nap moves it aside and records the nap as interrupted)"
         case .guarded:
@@ -284,7 +288,7 @@ struct Resume: ParsableCommand {
 extension Resume: LoopCommand {
     func run(on loop: EventLoop) async throws {
         let status = NapStatus.read()
-        if status.status == .damaged {
+        if status.status == .damaged || status.status == .unreadable {
             writeLine("snoozefuse: cannot resume: \(Status.text(status)).", to: STDERR_FILENO)
             throw ExitStatus.badConfig
         }
