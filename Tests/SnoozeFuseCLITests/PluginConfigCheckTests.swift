@@ -52,6 +52,26 @@ struct PluginConfigCheckTests {
         #expect(result.standardOutput.isEmpty)
     }
 
+    /// `--dry-run` passed what the nap then refused (exit 0): it checks the same, with the same
+    /// exits, and a good configuration passes without a nap or a line of warning.
+    @Test func dryRunRefusesWhatTheNapWouldRefuse() async throws {
+        let dry = ["nap", "--no-hold", "--dry-run"]
+        let refused = try await runProcess(snoozefuse, dry + ["--emitter", "terminal:bell=yes", "--source", "tone:pattern=polka"])
+        #expect(refused.status == 78, "\(refused.standardError)")
+        #expect(refused.standardError.contains("--emitter terminal:bell=yes: plugin org.snoozefuse.terminal refuses this configuration: bell=yes: expected 0 or 1"),
+                "\(refused.standardError)")
+        #expect(refused.standardError.contains("--source tone:pattern=polka: plugin org.snoozefuse.tone refuses this configuration"), "\(refused.standardError)")
+        #expect(refused.standardOutput.contains("emitter"), "the settings are printed first: \(refused.standardOutput)")
+        let unknown = try await runProcess(snoozefuse, dry + ["--json", "--source", "no-such-plugin"])
+        #expect(unknown.status == 66, "\(unknown.standardError)")
+        #expect(unknown.standardError.contains("no-such-plugin"), "\(unknown.standardError)")
+        let missingSound = try await runProcess(snoozefuse, dry + ["--sound", "/nonexistent/alarm.wav"])
+        #expect(missingSound.status == 66, "\(missingSound.standardError)")
+        let good = try await runProcess(snoozefuse, dry + ["--source", "noise:color=white", "--emitter", "terminal:bell=0,tty=/dev/null"])
+        #expect(good.status == 0, "\(good.standardError)")
+        #expect(good.standardError.isEmpty, "\(good.standardError)")
+    }
+
     @Test func goodConfigurationsNapAsBefore() async throws {
         let result = try await nap(["--source", "noise:color=white,volume=0.2", "--emitter", "terminal:bell=0,tty=/dev/null",
                                     "--emitter", "command:min-interval=0,run=true"])

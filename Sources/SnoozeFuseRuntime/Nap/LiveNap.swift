@@ -92,6 +92,15 @@ public final class LiveNap: Sendable {
         }
     }
 
+    /// What a new nap with `configuration` would refuse before it begins, checked without napping
+    /// (`nap --dry-run`): its sound, and each plugin named, found, of its kind, with a
+    /// configuration it accepts (each judged in a short-lived child, as the nap does).
+    public static func check(_ configuration: NapConfiguration, message: @escaping @Sendable (String) -> Void) throws(NapSetupError) {
+        try loadAlarmLibraries()
+        try AlarmSoundChoice.check(try AlarmSoundChoice.resolve(configuration.sound, notice: message))
+        _ = try NapPluginInstances.check(configuration, logger: lineLogger(.error, message), notice: message)
+    }
+
     /// What taking a nap over from its live state comes to.
     public enum TakeOverResult: Sendable {
         /// Its alarm is set again (it rings at its deadline, or at once when that has passed).

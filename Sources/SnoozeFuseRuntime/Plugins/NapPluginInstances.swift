@@ -46,10 +46,21 @@ final class NapPluginInstances: Sendable {
     /// instance; their host program's warnings become notices too (at most a few per instance).
     static func start(_ configuration: NapConfiguration, errorLog: PluginErrorLog, logger: Logger,
                       notice: @escaping @Sendable (String) -> Void) throws(NapSetupError) -> NapPluginInstances {
+        guard let (host, found) = try check(configuration, logger: logger, notice: notice) else {
+            return NapPluginInstances(stream: nil, sleepStream: nil, emitters: [])
+        }
+        return start(configuration, found: found, host: host, errorLog: errorLog, notice: notice)
+    }
+
+    /// What ``start(_:errorLog:logger:notice:)`` refuses before it starts anything: each plugin
+    /// named is found, of its kind, with a configuration it accepts (`nap --dry-run` asks this
+    /// alone). Returns the host program and the plugins by what named them; nil when none is named.
+    static func check(_ configuration: NapConfiguration, logger: Logger, notice: @escaping @Sendable (String) -> Void)
+        throws(NapSetupError) -> (host: String, found: [String: (PluginInfo, PluginSpec)])? {
         let requested = (configuration.source.map { [("--source", $0, PluginHostProgram.Kind.source)] } ?? [])
             + (configuration.sleepSound.map { [("--sleep-sound", $0, PluginHostProgram.Kind.source)] } ?? [])
             + configuration.emitters.map { ("--emitter", $0, PluginHostProgram.Kind.emitter) }
-        guard !requested.isEmpty else { return NapPluginInstances(stream: nil, sleepStream: nil, emitters: []) }
+        guard !requested.isEmpty else { return nil }
         guard let host = PluginHostProgram.locate() else {
             throw NapSetupError(.internalError, [PluginHostProgram.missing(PluginSearchPath.currentExecutable()).reasonText])
         }
@@ -83,7 +94,11 @@ final class NapPluginInstances: Sendable {
         try checkConfigurations(requested.compactMap { option, text, kind in
             found[text].map { (option, $0.1, $0.0, kind) }
         }, host: host, notice: notice)
+        return (host, found)
+    }
 
+    private static func start(_ configuration: NapConfiguration, found: [String: (PluginInfo, PluginSpec)], host: String,
+                              errorLog: PluginErrorLog, notice: @escaping @Sendable (String) -> Void) -> NapPluginInstances {
         /// A source plugin's stream from a child process; `role` names it in the notices, `instead`
         /// says what plays when it fails.
         func sourceStream(_ text: String, role: String, instead: String, underrunFill: SourceFailureFallback) -> PluginAudioStream? {

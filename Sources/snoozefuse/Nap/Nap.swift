@@ -29,7 +29,9 @@ struct Nap: ParsableCommand {
         (SNOOZEFUSE_RELEASE, SNOOZEFUSE_SOUND, … one variable per flag, SNOOZEFUSE_EMITTER one \
         plugin a line); the preset named with --preset (or SNOOZEFUSE_PRESET); your settings \
         (`snoozefuse config`); the default preset (the setting preset, basic unless changed); the \
-        built-in default. --dry-run prints every setting and where it came from, and does not nap.
+        built-in default. --dry-run prints every setting and where it came from, checks what the \
+        nap would refuse before it begins (the sound, each plugin named and its configuration, \
+        with the nap's exit codes), and does not nap.
 
         Keys on the terminal. Before the nap: hold any key while you drift off (not with \
         --no-hold). While napping or snoozed: + and - move the alarm by a minute (never closer \
@@ -123,6 +125,12 @@ extension Nap: LoopCommand {
         for warning in resolved.warnings { writeLine("snoozefuse: warning: \(warning)", to: STDERR_FILENO) }
         if dryRun {
             printDryRun(resolved)
+            // What the nap would refuse before it begins, refused here too, with the same exit.
+            do throws(NapSetupError) {
+                try LiveNap.check(resolved.configuration(showsCountdown: false, usesColour: false)) { writeLine("snoozefuse: \($0)", to: STDERR_FILENO) }
+            } catch {
+                throw ExitStatus.reporting(error)
+            }
             return
         }
         guard resolved.hold != .key || isatty(STDIN_FILENO) == 1 else {
