@@ -31,9 +31,12 @@ public enum WallClockText {
         return text
     }
 
-    /// Seconds since 1970 (as `Date.timeIntervalSince1970` gives them), rounded down to the millisecond.
+    /// Seconds since 1970 (as `Date.timeIntervalSince1970` gives them), rounded down to the
+    /// millisecond. Total: a time beyond the years 0000–9999 this form can write (a number read
+    /// from a damaged file) is written as the nearest it can; not a number, as 1970.
     public static func iso8601(secondsSince1970 seconds: Double) -> String {
-        iso8601(millisecondsSince1970: Int64((seconds * 1000).rounded(.down)))
+        let writable = seconds.isNaN ? 0 : min(max(seconds, -62_167_219_200), 253_402_300_799.999)
+        return iso8601(millisecondsSince1970: Int64((writable * 1000).rounded(.down)))
     }
 
     /// The milliseconds since 1970 that `text` (exactly this type's form, `2026-11-21T21:45:03.123Z`)

@@ -51,8 +51,10 @@ public struct PluginScanCache: Sendable, Hashable {
             device = UInt64(info.st_dev)
             inode = UInt64(info.st_ino)
             size = Int64(info.st_size)
-            modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
-            changed = Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec)
+            // Compared, never computed with: wrapping arithmetic, so a time after 2262 (`touch -d
+            // 2300-01-01`, which ext4, xfs, btrfs and tmpfs keep) is an identity, not a trap.
+            modified = Int64(info.st_mtim.tv_sec) &* 1_000_000_000 &+ Int64(info.st_mtim.tv_nsec)
+            changed = Int64(info.st_ctim.tv_sec) &* 1_000_000_000 &+ Int64(info.st_ctim.tv_nsec)
         }
     }
 

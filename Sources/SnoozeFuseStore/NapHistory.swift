@@ -118,10 +118,13 @@ extension StoreDatabase {
             // A file opened read-only by a release that adds the hold column may not have it yet.
             let query = napsQueryForThisFile()
             let rows = try Row.fetchCursor(db, sql: query, arguments: [since ?? ""])
+            // A number no nap records (infinity, from a database edited by hand) is none: JSON
+            // cannot say it, and no listing could use it.
+            func finite(_ row: Row, _ index: Int) -> Double? { (row[index] as Double?).flatMap { $0.isFinite ? $0 : nil } }
             while let row = try rows.next() {
                 body(NapHistoryEntry(
-                    napID: row[0], startedAt: row[1], endedAt: row[2], fallAsleepSeconds: row[3], napSeconds: row[4],
-                    latenessMs: row[5], outcome: row[6], alarmReason: row[7], snoozes: row[8], sound: row[9],
+                    napID: row[0], startedAt: row[1], endedAt: row[2], fallAsleepSeconds: finite(row, 3), napSeconds: finite(row, 4),
+                    latenessMs: finite(row, 5), outcome: row[6], alarmReason: row[7], snoozes: row[8], sound: row[9],
                     output: row[10], rungBy: row[11], takenOverBy: row[14], recordedBy: row[12], preset: row[13], hold: row[15]))
             }
         }

@@ -33,12 +33,13 @@ extension StoreDatabase {
     private static func presets(_ db: Database) throws -> [StoredPreset] {
         var values: [String: [String: [String]]] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT preset, key, value FROM presetValues ORDER BY preset, key, position") {
-            let preset: String = row[0]
-            values[preset.lowercased(), default: [:]][row[1], default: []].append(row[2])
+            // Read as text whatever a hand put there (bytes that are not UTF-8 trapped).
+            let preset = text(row[0])
+            values[preset.lowercased(), default: [:]][text(row[1]), default: []].append(text(row[2]))
         }
         return try Row.fetchAll(db, sql: "SELECT name, savedAt FROM presets ORDER BY name COLLATE NOCASE").map { row in
-            let name: String = row[0]
-            return StoredPreset(name: name, values: values[name.lowercased()] ?? [:], savedAt: Self.date(row[1]))
+            let name = text(row[0])
+            return StoredPreset(name: name, values: values[name.lowercased()] ?? [:], savedAt: Self.date(text(row[1])))
         }
     }
 
@@ -102,7 +103,7 @@ extension StoreDatabase {
     private static func settings(_ db: Database) throws -> [String: [String]] {
         var settings: [String: [String]] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT key, value FROM settings ORDER BY key, position") {
-            settings[row[0], default: []].append(row[1])
+            settings[text(row[0]), default: []].append(text(row[1]))
         }
         return settings
     }

@@ -253,13 +253,41 @@ public final class SoundIndex: Sendable {
         try database.write(what, noun: "sound index", body)
     }
 
+    /// The sound of `row`, read whatever a hand or a damaged file put in it: SQLite keeps any type
+    /// in any column, and GRDB's typed reads trap on one they cannot convert (text in `frames`,
+    /// 1e300 in `channels`, bytes that are not UTF-8 in `name`). A number a sound cannot have
+    /// reads as 0 (its file, which plays, is read again by libsndfile), text as the text it can be.
     private static func sound(_ row: Row) -> StoredSound {
         StoredSound(
-            name: row["name"], originalFileName: row["originalFileName"], frames: row["frames"],
-            sampleRate: row["sampleRate"], channels: row["channels"], durationSeconds: row["durationSeconds"],
-            format: row["format"], sourceFormat: row["sourceFormat"], sha256: row["sha256"],
-            importedAt: StoreDatabase.date(row["importedAt"]), storedFileName: row["storedFileName"],
-            loudness: Self.finite(row["loudness"]), truePeak: Self.finite(row["truePeak"]))
+            name: text(row, "name"), originalFileName: text(row, "originalFileName"),
+            frames: integer(row, "frames", 0 ... Int64.max), sampleRate: Int(integer(row, "sampleRate", 1 ... 10_000_000)),
+            channels: Int(integer(row, "channels", 1 ... 1024)), durationSeconds: real(row, "durationSeconds").map { $0 >= 0 ? $0 : 0 } ?? 0,
+            format: text(row, "format"), sourceFormat: text(row, "sourceFormat"), sha256: text(row, "sha256"),
+            importedAt: StoreDatabase.date(text(row, "importedAt")), storedFileName: text(row, "storedFileName"),
+            loudness: Self.finite(real(row, "loudness")), truePeak: Self.finite(real(row, "truePeak")))
+    }
+
+    private static func text(_ row: Row, _ column: String) -> String {
+        StoreDatabase.text(row[column])
+    }
+
+    /// A whole number in `range`, else 0.
+    private static func integer(_ row: Row, _ column: String, _ range: ClosedRange<Int64>) -> Int64 {
+        let value: Int64? = switch (row[column] as DatabaseValue).storage {
+        case .int64(let number): number
+        case .double(let number): Int64(exactly: number.rounded(.towardZero))
+        case .string, .blob, .null: nil
+        }
+        return value.flatMap { range.contains($0) ? $0 : nil } ?? 0
+    }
+
+    /// A finite number, or nil.
+    private static func real(_ row: Row, _ column: String) -> Double? {
+        switch (row[column] as DatabaseValue).storage {
+        case .double(let number): number.isFinite ? number : nil
+        case .int64(let number): Double(number)
+        case .string, .blob, .null: nil
+        }
     }
 
     /// A number read from the index, when it is one a sound can have (not NaN, not infinite, not

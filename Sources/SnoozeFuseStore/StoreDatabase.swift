@@ -366,6 +366,19 @@ public final class StoreDatabase: Sendable {
         date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
     }
 
+    /// The text of a value whatever SQLite holds (it keeps any type in any column, and GRDB's
+    /// `String` read traps on bytes that are not UTF-8): bytes decoded with U+FFFD for what is
+    /// not UTF-8, numbers written out, NULL as empty.
+    static func text(_ value: DatabaseValue) -> String {
+        switch value.storage {
+        case .string(let text): text
+        case .blob(let bytes): String(decoding: bytes, as: UTF8.self)
+        case .int64(let number): String(number)
+        case .double(let number): "\(number)"
+        case .null: ""
+        }
+    }
+
     static func date(_ text: String) -> Date {
         (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text)) ?? .distantPast
     }

@@ -422,6 +422,47 @@ struct UserDataCommandTests {
         #expect(lines.contains("- 4m32s 1h00m dismissed max 150 ms 0 nap* chime → ALSA null"), "\(history.standardOutput)")
         // A lateness of -2^63 hundredths of a millisecond: its digits, not a trap in abs().
         #expect(lines.contains("- - - dismissed nap -92233720368547758.08 ms 0 nap* chime"), "\(history.standardOutput)")
+        // The export writes them as they are (it trapped: `Int64(1e300)`).
+        let csv = try home.run(["history", "export", "--csv"])
+        #expect(csv.status == 0, "\(csv.standardError)")
+        #expect(csv.standardOutput.contains("a,2026-11-20T10:00:00.000Z,2026-11-20T10:30:00.000Z,1e+300,7260,-0.25,"), "\(csv.standardOutput)")
+        #expect(csv.standardOutput.contains("c,2026-11-22T10:00:00.000Z,2026-11-22T10:30:00.000Z,-1e+300,,-92233720368547760,"), "\(csv.standardOutput)")
+        // So far back that it was a trap in the milliseconds: since 1970, every nap.
+        let far = try home.run(["history", "--since", "20000000000w", "--json"])
+        #expect(far.status == 0, "\(far.standardError)")
+        // JSON cannot say infinity (`1e400` in SQLite): that row's nap time is none, not a `null` for the whole document.
+        #expect(far.standardOutput.components(separatedBy: "\"id\" :").count == 4, "\(far.standardOutput)")
+    }
+
+    /// The pending history (naps that ended while the database was busy) with numbers no nap
+    /// writes: each either is written and listed (`-` where a number makes no sense) and exported
+    /// as it is, or, when it is not a nap's entry (2^63 snoozes), kept aside and never read again;
+    /// nothing traps (the export did: `Int64(1e300)`).
+    @Test func pendingHistoryWithNumbersOutOfRangeIsWrittenOrKeptAside() throws {
+        let home = try NapHome()
+        #expect(try home.run(["config", "set", "bpm", "60"]).status == 0)
+        let pending = home.folder.path("state/snoozefuse/history-pending")
+        try FileManager.default.createDirectory(atPath: pending, withIntermediateDirectories: true)
+        func entry(_ id: String, _ numbers: String) -> String {
+            #"{"id":"\#(id)","started":"2026-11-20T10:00:00.000Z","ended":"2026-11-20T10:30:00.000Z","outcome":"dismissed","recordedBy":"nap",\#(numbers)}"#
+        }
+        let files = [
+            "huge": entry("huge", #""fallAsleepSeconds":1e300,"napSeconds":-1e300,"latenessMs":-0.0,"snoozes":0"#),
+            "far": entry("far", #""fallAsleepSeconds":10000000000,"napSeconds":-1,"latenessMs":1e300,"snoozes":0"#),
+            "many": entry("many", #""snoozes":9223372036854775808"#),
+        ]
+        for (name, text) in files { try Data(text.utf8).write(to: URL(fileURLWithPath: "\(pending)/\(name).json")) }
+        let history = try home.run(["history"])
+        #expect(history.status == 0, "\(history.standardError)")
+        let csv = try home.run(["history", "export", "--csv"])
+        #expect(csv.status == 0, "\(csv.standardError)")
+        #expect(csv.standardOutput.contains("huge,2026-11-20T10:00:00.000Z,2026-11-20T10:30:00.000Z,1e+300,-1e+300,0,dismissed"), "\(csv.standardOutput)")
+        #expect(csv.standardOutput.contains("far,2026-11-20T10:00:00.000Z,2026-11-20T10:30:00.000Z,10000000000,-1,1e+300,dismissed"), "\(csv.standardOutput)")
+        #expect(!csv.standardOutput.contains("many,"), "\(csv.standardOutput)")
+        let left = ((try? FileManager.default.contentsOfDirectory(atPath: pending)) ?? []).sorted()
+        #expect(left.count == 1 && left.first?.hasPrefix("many.json.unreadable-") == true, "\(left)")
+        let json = try home.run(["history", "--json"])
+        #expect(json.status == 0 && json.standardOutput.contains(#""id" : "huge""#), "\(json.standardOutput)")
     }
 
     /// BY, over the hand-overs (issue 40, item 6): who held the nap in order, from `nap`, the one

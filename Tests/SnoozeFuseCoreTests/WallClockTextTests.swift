@@ -30,6 +30,15 @@ struct WallClockTextTests {
         #expect(WallClockText.iso8601(secondsSince1970: -0.0001) == "1969-12-31T23:59:59.999Z")
     }
 
+    /// Any number (one read from a damaged file, a `history --since` 20000000000 weeks back) is
+    /// written, never trapped on: beyond the years 0000–9999, the nearest of them.
+    @Test(arguments: [(1e300, "9999-12-31T23:59:59.999Z"), (-1e300, "0000-01-01T00:00:00.000Z"), (.infinity, "9999-12-31T23:59:59.999Z"),
+                      (-.infinity, "0000-01-01T00:00:00.000Z"), (.nan, "1970-01-01T00:00:00.000Z"), (9.2e18, "9999-12-31T23:59:59.999Z"),
+                      (-0.0, "1970-01-01T00:00:00.000Z")] as [(Double, String)])
+    func anyNumberIsWrittenNeverTrapped(_ seconds: Double, _ text: String) {
+        #expect(WallClockText.iso8601(secondsSince1970: seconds) == text)
+    }
+
     /// Any instant from 1970 to 9999 reads the same as Foundation's ISO 8601 format in UTC (the
     /// quarter millisecond keeps both away from a rounding edge).
     @Test func agreesWithFoundationsFormat() async {

@@ -172,4 +172,20 @@ struct PluginJSONTests {
         // Another host program's cache is not used.
         #expect(older.load(host: try #require(PluginScanCache.FileIdentity(path: plugins + "/B.so"))).isEmpty)
     }
+
+    /// A plugin file dated after 2262 (`touch -d 2300-01-01`; ext4, xfs, btrfs and tmpfs keep such
+    /// times) or long before 1970: its identity is taken, not a trap in nanoseconds, and tells the
+    /// two apart.
+    @Test func fileTimesBeyondNanosecondsSince1970AreIdentitiesNotTraps() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.url.path + "/late.so"
+        #expect(FileManager.default.createFile(atPath: path, contents: Data("x".utf8)))
+        var identities: [PluginScanCache.FileIdentity] = []
+        for seconds in [10_413_792_000, -10_000_000_000, 1_800_000_000] as [Int] {
+            var times = [timespec(tv_sec: seconds, tv_nsec: 5), timespec(tv_sec: seconds, tv_nsec: 5)]
+            #expect(utimensat(AT_FDCWD, path, &times, 0) == 0, "utimensat: \(errno)")
+            identities.append(try #require(PluginScanCache.FileIdentity(path: path)))
+        }
+        #expect(Set(identities.map(\.modified)).count == 3, "\(identities)")
+    }
 }

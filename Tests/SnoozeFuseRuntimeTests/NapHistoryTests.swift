@@ -138,6 +138,9 @@ struct NapHistoryTests {
         #expect(try HistorySince.parse("1w 2d", now: now) == now.addingTimeInterval(-9 * 86_400))
         #expect(try HistorySince.parse("36h", now: now) == now.addingTimeInterval(-36 * 3600))
         #expect(try HistorySince.parse("25:00", now: now) == now.addingTimeInterval(-1500))
+        // Before 1970 (it trapped, turned into milliseconds): since 1970, before every nap.
+        #expect(try HistorySince.parse("20000000000w", now: now) == Date(timeIntervalSince1970: 0))
+        #expect(try HistorySince.parse("0001-01-01", now: now) == Date(timeIntervalSince1970: 0))
         var components = DateComponents()
         (components.year, components.month, components.day, components.hour, components.minute) = (2026, 11, 1, 14, 30)
         #expect(try HistorySince.parse("2026-11-01T14:30", now: now) == Calendar.current.date(from: components))

@@ -221,6 +221,35 @@ struct LibraryCommandTests {
         #expect(unknown.status == 66)
     }
 
+    /// The index edited by hand (SQLite keeps any type in any column): numbers no sound has, text
+    /// where a number goes, bytes that are not UTF-8. Every command that reads the index trapped
+    /// (GRDB's typed reads); now the numbers read as 0 or none, the text as far as it is text, and
+    /// the sound, whose file is intact, still plays. The settings likewise (a value of bytes).
+    @Test(arguments: [
+        "frames = 1e300, sampleRate = -1e300, channels = 9223372036854775808",
+        "frames = 'many', durationSeconds = x'00ff', loudness = 'loud', truePeak = 1e999",
+        "sampleRate = 10000000000, channels = -1, durationSeconds = -0.0, loudness = -1e300",
+        "originalFileName = x'ff00fe', format = 7",
+    ])
+    func anIndexEditedByHandIsReadNeverTrappedOn(_ assignments: String) async throws {
+        let scratch = try Scratch()
+        let wav = scratch.path("bell.wav")
+        try makeSignal(wav, seconds: 0.3)
+        #expect(try await scratch.run(["sounds", "import", wav, "--name", "bell"]).status == 0)
+        #expect(try await scratch.run(["config", "set", "volume", "70"]).status == 0)
+        _ = try runTool("sqlite3", [scratch.database, "UPDATE sounds SET \(assignments); UPDATE settings SET value = x'ff' WHERE key = 'volume';"])
+        let list = try await scratch.run(["sounds", "list"])
+        #expect(list.status == 0, "\(assignments): \(list.standardError)")
+        #expect(list.standardOutput.contains("bell"), "\(assignments): \(list.standardOutput)")
+        let json = try await scratch.run(["sounds", "list", "--json"])
+        #expect(json.status == 0 && json.standardOutput.contains(#""name" : "bell""#), "\(assignments): \(json.standardOutput)\(json.standardError)")
+        let played = try await scratch.run(["sounds", "play", "bell", "--device", "null", "--duration", "1"])
+        #expect(played.status == 0, "\(assignments): \(played.standardError)")
+        let config = try await scratch.run(["config", "list"])
+        #expect(config.status != 132 && config.status != 133 && config.status != 134, "a trap: \(config.status) \(config.standardError)")
+        #expect(config.standardOutput.contains("volume") || config.standardError.contains("volume"), "\(config.standardOutput)\(config.standardError)")
+    }
+
     @Test func exportNotificationSaysWhatItChanged() async throws {
         let scratch = try Scratch()
         let wav = scratch.path("long.wav"), out = scratch.path("long-notification.caf")

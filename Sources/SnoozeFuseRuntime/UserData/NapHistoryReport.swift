@@ -101,7 +101,8 @@ public struct NapHistorySummary: Sendable, Hashable, Encodable {
     static func median(_ sorted: [Double]) -> Double? {
         guard !sorted.isEmpty else { return nil }
         let middle = sorted.count / 2
-        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+        // Halved before they are added: two values edited to near the largest Double do not add up to infinity.
+        return sorted.count % 2 == 1 ? sorted[middle] : sorted[middle - 1] / 2 + sorted[middle] / 2
     }
 }
 
@@ -159,7 +160,9 @@ public enum NapHistoryCSV {
     }
 
     static func number(_ value: Double?) -> String? {
-        value.map { $0 == $0.rounded() ? "\(Int64($0))" : "\($0)" }
+        // A whole number as one (`7260`), anything else as Swift writes it: a value edited into
+        // the database (1e300, infinity) is written as it is, never turned into an Int64.
+        value.map { Int64(exactly: $0).map(String.init) ?? "\($0)" }
     }
 
     static func quoted(_ field: String) -> String {
@@ -173,11 +176,14 @@ public enum NapHistoryCSV {
 /// `history --since`: a date (`2026-11-01`, local midnight), a date and time (`2026-11-01T14:00`,
 /// local), or how far back from now (`7d`, `2w`, `36h`, `90m`, or any duration `nap` takes).
 public enum HistorySince {
+    /// The moment `text` names; one before 1970 (`20000000000w` back, `0001-01-01`) is 1970, before
+    /// every nap (it trapped, turned into milliseconds).
     public static func parse(_ text: String, now: Date = Date()) throws(NapSetupError) -> Date {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
-        if let date = localDate(trimmed) { return date }
-        if let seconds = unitSeconds(trimmed) { return now.addingTimeInterval(-seconds) }
-        if let duration = try? DurationParser.parse(trimmed) { return now.addingTimeInterval(-duration.secondsValue) }
+        func sinceNaps(_ date: Date) -> Date { max(date, Date(timeIntervalSince1970: 0)) }
+        if let date = localDate(trimmed) { return sinceNaps(date) }
+        if let seconds = unitSeconds(trimmed) { return sinceNaps(now.addingTimeInterval(-seconds)) }
+        if let duration = try? DurationParser.parse(trimmed) { return sinceNaps(now.addingTimeInterval(-duration.secondsValue)) }
         throw NapSetupError(.usage, ["--since takes a date (2026-11-01), a date and time (2026-11-01T14:00), or how far back: 7d, 2w, 36h, 90m; not \"\(text)\"."])
     }
 
