@@ -7,7 +7,8 @@
 #           caf        (SnoozeFuseCAF: the CAF chunk inspector)
 #           control    (SnoozeFuseCore: the control socket's request intake)
 #           x11        (SnoozeFuseCore: the X11 messages of --hold desktop, Xauthority, DISPLAY)
-#           json       (SnoozeFuseCore: the JSON reader of the live state and the nap's answers)
+#           json       (SnoozeFuseCore: the JSON reader of the live state and the nap's answers, and
+#                       the live state's ranges, with extreme numbers planted at each member)
 #   RUNS    executions (default 1000000)
 # Generated files (binary, grown corpus, crash artifacts) go to Fuzz/out/TARGET/, which git ignores.
 set -euo pipefail

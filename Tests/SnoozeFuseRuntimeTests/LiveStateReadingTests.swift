@@ -120,6 +120,9 @@ struct LiveStateReadingTests {
         // `version` is any integer, and `history.origin` is never read.
         paths.removeAll { $0 == ["version"] || $0 == ["history", "origin"] }
         #expect(paths.count == 36, "\(paths.map { $0.joined(separator: ".") }.sorted())")
+        // Core's table (which the JSON fuzz target checks) has each of them, and nothing else.
+        let tabled = Set(paths.map { path in path.map { Int($0) != nil ? "[]" : $0 }.joined(separator: ".").replacingOccurrences(of: ".[]", with: "[]") })
+        #expect(tabled == Set(LiveStateRange.members.map(\.path)), "\(tabled.symmetricDifference(LiveStateRange.members.map(\.path)).sorted())")
         func setting(_ value: Any, at path: [String], in object: Any) -> Any {
             guard let key = path.first else { return value }
             if var array = object as? [Any], let index = Int(key) {

@@ -135,8 +135,9 @@ public struct LiveSessionState: Codable, Sendable, Hashable {
     /// whose generic containers were a fifth still (issue 23).
     /// A number beyond what a nap writes (``LiveStateRange``) is refused as well, naming it.
     public static func read(_ bytes: [UInt8]) throws(JSONFieldError) -> LiveSessionState {
-        let state = try LiveSessionState(try JSONFields(parsing: bytes))
-        try state.checkRanges()
+        let fields = try JSONFields(parsing: bytes)
+        let state = try LiveSessionState(fields)
+        try LiveStateRange.check(document: .object(fields.members))
         return state
     }
 
@@ -288,80 +289,10 @@ extension NapHistoryFacts {
 
 // MARK: - Ranges
 
-/// The ranges of the numbers of a live state: what a nap can write, with room to spare. A number
-/// beyond them (a state edited, damaged, or from a tool of its own) makes the state damaged, with
-/// the member named, before anything turns it into a time, a duration or a process to signal.
-enum LiveStateRange {
-    /// Seconds since 1970: up to 2100-01-01.
-    static let wallSeconds: ClosedRange<Double> = 0 ... 4_102_444_800
-    /// Seconds since boot, up to 31 years either way: an instant before this boot (an alarm that
-    /// was due before a reboot, resumed after it) is negative.
-    static let bootSeconds: ClosedRange<Double> = -1e9 ... 1e9
-    /// A timer's length: up to a week (a nap lasts at most 24 h; a snooze or ring limit less).
-    static let timerSeconds: ClosedRange<Double> = 0 ... 604_800
-    /// A process: 1 up to the kernel's largest pid_max (2^22). Never 0 or negative, which `kill`
-    /// reads as a process group or every process.
-    static let pid: ClosedRange<Int> = 1 ... 4_194_304
-    static let percent: ClosedRange<Int> = 0 ... 100
-    /// A sink's volume before a fix, in percent (a server may go beyond 100 %).
-    static let sinkPercent: ClosedRange<Int> = 0 ... 1_000
-    static let count: ClosedRange<Int> = 0 ... 1_000_000
-    /// A lateness in milliseconds, either way: up to 31 years.
-    static let latenessMs: ClosedRange<Double> = -1e12 ... 1e12
-
-    /// The member's path is made only for a refusal: `status` checks every number of the state
-    /// each time it runs (building 40 paths was 2 % of its instructions).
-    static func check<T: Comparable & CustomStringConvertible>(_ value: T?, _ path: @autoclosure () -> String,
-                                                              _ range: ClosedRange<T>) throws(JSONFieldError) {
-        guard let value, !range.contains(value) else { return }
-        throw JSONFieldError(path: path(), problem: "\(value) is out of its range (\(range.lowerBound)…\(range.upperBound))")
-    }
-}
-
-extension SavedInstant {
-    func checkRanges(_ path: String) throws(JSONFieldError) {
-        try LiveStateRange.check(wallSeconds, path + ".wallSeconds", LiveStateRange.wallSeconds)
-        try LiveStateRange.check(bootSeconds, path + ".bootSeconds", LiveStateRange.bootSeconds)
-    }
-}
-
 extension LiveSessionState {
-    /// Throws for the first number beyond what a nap writes (``LiveStateRange``), naming it.
+    /// Throws for the first number beyond what a nap writes (Core's ``LiveStateRange``, the table
+    /// the JSON fuzz target checks too), naming it.
     public func checkRanges() throws(JSONFieldError) {
-        typealias R = LiveStateRange
-        try R.check(Int(pid), "pid", R.pid)
-        try R.check(guardianPid.map(Int.init), "guardianPid", R.pid)
-        try started?.checkRanges("started")
-        try alarm?.due.checkRanges("alarm.due")
-        try phaseEnds?.checkRanges("phaseEnds")
-        try R.check(phaseSeconds, "phaseSeconds", R.timerSeconds)
-        try maxDeadline?.checkRanges("maxDeadline")
-        try ringingSince?.checkRanges("ringingSince")
-        try R.check(snoozes, "snoozes", R.count)
-        try updated.checkRanges("updated")
-        try R.check(setup.volume, "setup.volume", R.percent)
-        try R.check(setup.systemVolume, "setup.systemVolume", R.percent)
-        try R.check(setup.fadeInSeconds, "setup.fadeInSeconds", R.timerSeconds)
-        try R.check(setup.ringLimitSeconds, "setup.ringLimitSeconds", R.timerSeconds)
-        try R.check(setup.snoozeSeconds, "setup.snoozeSeconds", R.timerSeconds)
-        try R.check(setup.releaseSeconds, "setup.releaseSeconds", R.timerSeconds)
-        try R.check(setup.napSeconds, "setup.napSeconds", R.timerSeconds)
-        try R.check(setup.maxSeconds, "setup.maxSeconds", R.timerSeconds)
-        if let history {
-            try R.check(history.idleAfter, "history.idleAfter", R.timerSeconds)
-            try R.check(history.created, "history.created", R.wallSeconds)
-            try R.check(history.started, "history.started", R.wallSeconds)
-            try R.check(history.fellAsleep, "history.fellAsleep", R.wallSeconds)
-            try R.check(history.napping, "history.napping", R.wallSeconds)
-            try R.check(history.firstRing, "history.firstRing", R.wallSeconds)
-            try R.check(history.ended, "history.ended", R.wallSeconds)
-            try R.check(history.lastRelease, "history.lastRelease", R.wallSeconds)
-            try R.check(history.latenessMs, "history.latenessMs", R.latenessMs)
-            try R.check(history.snoozes, "history.snoozes", R.count)
-        }
-        for (index, fix) in (sinkFixes ?? []).enumerated() {
-            try R.check(fix.volumeBefore, "sinkFixes[\(index)].volumeBefore", R.sinkPercent)
-            try R.check(fix.volumeSet, "sinkFixes[\(index)].volumeSet", R.sinkPercent)
-        }
+        try LiveStateRange.check(document: (try? JSONValue(parsing: encoded())) ?? .null)
     }
 }
