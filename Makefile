@@ -78,7 +78,7 @@ install: build
 # debian/rules to drive), and the programs link the Swift runtime statically and open every other
 # library lazily, so dh_shlibdeps would find nothing to depend on; the Depends come from
 # Packaging/runtime-libraries.txt, which a test keeps in step with the code. The version comes from
-# Sources/SnoozeFuseRuntime/ProgramVersion.swift, its one place (what --version prints).
+# Sources/SnoozeFuseSystem/BuildStamp.swift, its one place (what --version prints).
 deb: build
 	./Scripts/make-deb.sh "$$($(SWIFT) build -c $(CONFIG) --show-bin-path $(RELEASE_FLAGS))" dist
 

@@ -12,16 +12,16 @@
 # their Swift runtime statically and open every other library lazily, so dh_shlibdeps would find
 # nothing to depend on, and the build is SwiftPM's, not a debian/rules one. The Depends come from
 # Packaging/runtime-libraries.txt (each library the code opens, with its package; a test keeps
-# the two in step); the version from Sources/SnoozeFuseRuntime/ProgramVersion.swift.
+# the two in step); the version from Sources/SnoozeFuseSystem/BuildStamp.swift.
 #
 # usage: Scripts/make-deb.sh PRODUCTS_FOLDER OUT_FOLDER
 set -eu
 products=${1:?usage: Scripts/make-deb.sh PRODUCTS_FOLDER OUT_FOLDER}
 out=${2:?usage: Scripts/make-deb.sh PRODUCTS_FOLDER OUT_FOLDER}
 root=$(cd "$(dirname "$0")/.." && pwd)
-version=$(sed -n 's/.*static let number = "\(.*\)".*/\1/p' "$root/Sources/SnoozeFuseRuntime/ProgramVersion.swift")
+version=$(sed -n 's/.*static let release = "\(.*\)".*/\1/p' "$root/Sources/SnoozeFuseSystem/BuildStamp.swift")
 arch=$(dpkg --print-architecture)
-[ -n "$version" ] || { echo "make-deb.sh: no version in Sources/SnoozeFuseRuntime/ProgramVersion.swift" >&2; exit 70; }
+[ -n "$version" ] || { echo "make-deb.sh: no version in Sources/SnoozeFuseSystem/BuildStamp.swift" >&2; exit 70; }
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 work=$(mktemp -d)

@@ -15,8 +15,8 @@ set -eu
 products=${1:?usage: Scripts/make-dist.sh PRODUCTS_FOLDER OUT_FOLDER}
 out=${2:?usage: Scripts/make-dist.sh PRODUCTS_FOLDER OUT_FOLDER}
 root=$(cd "$(dirname "$0")/.." && pwd)
-version=$(sed -n 's/.*static let number = "\(.*\)".*/\1/p' "$root/Sources/SnoozeFuseRuntime/ProgramVersion.swift")
-[ -n "$version" ] || { echo "make-dist.sh: no version in Sources/SnoozeFuseRuntime/ProgramVersion.swift" >&2; exit 70; }
+version=$(sed -n 's/.*static let release = "\(.*\)".*/\1/p' "$root/Sources/SnoozeFuseSystem/BuildStamp.swift")
+[ -n "$version" ] || { echo "make-dist.sh: no version in Sources/SnoozeFuseSystem/BuildStamp.swift" >&2; exit 70; }
 arch=$(uname -m)
 name="snoozefuse-$version"
 mkdir -p "$out"

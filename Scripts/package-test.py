@@ -405,7 +405,7 @@ def main():
         sys.exit("package-test: needs root (it makes clean roots with mmdebstrap, chroots into them and mounts /proc there)")
     if shutil.which("mmdebstrap") is None:
         sys.exit("package-test: mmdebstrap is missing: apt-get install mmdebstrap")
-    version = re.search(r'static let number = "(.*)"', open(os.path.join(ROOT, "Sources/SnoozeFuseRuntime/ProgramVersion.swift")).read()).group(1)
+    version = re.search(r'static let release = "(.*)"', open(os.path.join(ROOT, "Sources/SnoozeFuseSystem/BuildStamp.swift")).read()).group(1)
     arch = run(["dpkg", "--print-architecture"]).stdout.strip()
     deb = os.path.join(sys.argv[1], f"snoozefuse_{version}_{arch}.deb")
     tarball = os.path.join(sys.argv[1], f"snoozefuse-{version}-linux-{os.uname().machine}.tar.gz")

@@ -1,5 +1,6 @@
 public import Logging
 import SnoozeFusePluginABI
+import SnoozeFuseSystem
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -103,14 +104,15 @@ public final class PluginHostInterface: @unchecked Sendable {
         init(logger: Logger) { self.logger = logger }
     }
 
-    public init(logger: Logger, version: String = "0.1.0") {
+    /// `version`: what `host->version` says (the program's release when nil).
+    public init(logger: Logger, version: String? = nil) {
         self.logger = logger
         pointer = .allocate(capacity: 1)
         let box = Unmanaged.passRetained(Box(logger: logger)).toOpaque()
         pointer.initialize(to: snoozefuse_host(
             struct_size: UInt32(MemoryLayout<snoozefuse_host>.size),
             abi_major: PluginABI.major, abi_minor: PluginABI.minor, reserved0: 0,
-            name: UnsafePointer(strdup("snoozefuse")), version: UnsafePointer(strdup(version)),
+            name: UnsafePointer(strdup("snoozefuse")), version: UnsafePointer(strdup(version ?? BuildStamp.release)),
             host_data: box,
             log: { host, level, message in
                 guard let host, let data = host.pointee.host_data, let message else { return }

@@ -153,6 +153,9 @@ public final class PluginChildProcess: Sendable {
 
     /// How long a host asked to end (SIGTERM) has before it is killed.
     static let termGrace = Duration.milliseconds(500)
+    /// How long an emitter's process has, when the nap ends, to cancel, destroy and end (and how
+    /// long its host program waits for `destroy`).
+    public static let emitterEndLimit = Duration.seconds(1)
 
     /// Waits at most `limit` for the child's end; its wait status.
     public func waitForEnd(atMost limit: Duration) -> Int32? {

@@ -131,7 +131,7 @@ public enum PluginServer {
             }
         }
         emitter.cancel()
-        emitter.close(waitingAtMost: .seconds(1))
+        emitter.close(waitingAtMost: PluginChildProcess.emitterEndLimit)
         return .parentGone
     }
 }

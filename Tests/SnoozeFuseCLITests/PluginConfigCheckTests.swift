@@ -80,6 +80,15 @@ struct PluginConfigCheckTests {
         #expect(result.standardOutput.contains("\"outcome\":\"ring_limit\""), "\(result.standardOutput)")
     }
 
+    /// The nap says which source plays (it never did): the `alarm` event's `sound`, for a plugin
+    /// source and for a sound.
+    @Test func theAlarmEventSaysWhichSourcePlays() async throws {
+        let plugin = try await nap(["--source", "noise:color=white,volume=0.2"])
+        #expect(plugin.standardOutput.contains(#""sound":"plugin org.snoozefuse.noise""#), "\(plugin.standardOutput)")
+        let sound = try await nap(["--sound", "chime"])
+        #expect(sound.standardOutput.contains(#""sound":"sound chime""#), "\(sound.standardOutput)")
+    }
+
     @Test func aMissingDeviceIsNotAConfigurationErrorTheNapGoesOnAndSaysSo() async throws {
         let result = try await nap(["--emitter", "rumble:device=/nonexistent/event0"])
         #expect(result.status == 0, "\(result.standardError)")

@@ -136,8 +136,8 @@ struct PackagingTests {
 
     /// One place holds the version: what --version prints, and what `make deb`/`make dist` read.
     @Test func theVersionHasOnePlace() throws {
-        let source = try String(contentsOf: repositoryRoot.appendingPathComponent("Sources/SnoozeFuseRuntime/ProgramVersion.swift"), encoding: .utf8)
-        let number = try #require(source.firstMatch(of: try Regex(#"static let number = "([0-9]+\.[0-9]+\.[0-9]+)""#))?.output[1].substring)
+        let source = try String(contentsOf: repositoryRoot.appendingPathComponent("Sources/SnoozeFuseSystem/BuildStamp.swift"), encoding: .utf8)
+        let number = try #require(source.firstMatch(of: try Regex(#"static let release = "([0-9]+\.[0-9]+\.[0-9]+)""#))?.output[1].substring)
         let version = try runProcessBlocking(BuiltProducts.executable("snoozefuse"), ["--version"])
         #expect(version.status == 0)
         // A plain `swift build` stamps no commit; `make build` does (the package test checks it).

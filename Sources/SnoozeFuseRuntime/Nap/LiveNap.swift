@@ -223,7 +223,11 @@ public final class LiveNap: Sendable {
         let plugins = usesPlugins ? try NapPluginInstances.start(configuration, errorLog: pluginLog, logger: lineLogger(.error, message)) {
             noteFeed.yield(.warning($0))
         } : nil
-        if let stream = plugins?.stream { settings.sound = .custom(stream.customSound) }
+        if let stream = plugins?.stream {
+            settings.sound = .custom(stream.customSound)
+            // The plugin's frames as it renders them: the loudness measured is --sound's.
+            settings.gain.loudness = 1
+        }
         let keys = terminal ? ForegroundKeys(fileDescriptor: STDIN_FILENO) { noteFeed.yield(.terminal($0)) } : nil
         let hint = keys == nil ? "(`snoozefuse stop` to stop)" : Self.keyHint(configuration.dismissal)
         let bell = Self.bell(tty: ttyForBell, terminal: terminal, usesColour: configuration.usesColour, hint: hint,
@@ -313,6 +317,14 @@ public final class LiveNap: Sendable {
                 noteFeed.finish()
             })
         ports.initialSession = initialSession
+        // Said in the `alarm` event: which source plays (a plugin that fails mid-alarm is replaced
+        // by the built-in tone, which an `output` event says).
+        let playing: String = switch sound {
+        case .builtInTone: "the built-in tone"
+        default: audible == chosen ? "sound \(configuration.sound ?? BuiltInSounds.defaultName)"
+            : "sound \(BuiltInSounds.defaultName) (the one chosen is too quiet)"
+        }
+        ports.alarmSound = plugins?.stream.map { "plugin \($0.child.info.id)" } ?? playing
         // Keeps the machine awake from now until the nap ends, wakes it for the alarm, and shows
         // the alarm on the desktop.
         let wakefulness = NapWakefulness(clock: loop.clock, stopHint: "`snoozefuse stop` stops it.") { noteFeed.yield($0) }

@@ -140,6 +140,9 @@ public struct NapPorts<C: Clock>: Sendable where C.Duration == Duration {
     /// hooks). Called on the nap's loop: it must hand slow work (a bus call, a program) to a
     /// thread of its own and return at once.
     public var onRecord: (@Sendable (SessionRecord) -> Void)?
+    /// What the alarm plays (`plugin org.snoozefuse.noise`, `sound beep`, `the built-in tone`),
+    /// said in the `alarm` event; nil: not said.
+    public var alarmSound: String?
 
     public init(clock: C, executor: (any TaskExecutor)?, alarm: any AlarmOutput, sleepSound: (any SleepSoundOutput)? = nil,
                 pulses: [any PulseSink] = [], keys: (any KeySource)? = nil,
@@ -243,6 +246,7 @@ public final class NapSession<C: Clock>: Sendable where C.Duration == Duration {
         driver.pulseSinks = ports.pulses
         driver.heartbeatBPM = configuration.bpm
         driver.initialSession = ports.initialSession
+        driver.alarmSound = ports.alarmSound
         driver.onChange = ports.onChange
         // The quiet after a burst of keys ends a hold: in hold mode the one that starts the nap,
         // and with --dismiss hold the one that stops the alarm.

@@ -34,6 +34,8 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
     public var pulseSinks: [any PulseSink] = []
     /// Heartbeats per minute (40–120).
     public var heartbeatBPM = 60
+    /// What the alarm plays, for the `alarm` event (``NapPorts/alarmSound``).
+    public var alarmSound: String?
     /// Where the session starts: a fresh one (nil), or one taken up again where it stood.
     public var initialSession: Session<C.Instant>?
     /// Called with the session once at the start and after every event that changed it, once its
@@ -353,6 +355,7 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
                 var alarmRecord = record(.alarm, at: written, origin: origin)
                 alarmRecord.reason = reason
                 alarmRecord.output = report.output
+                alarmRecord.sound = alarmSound
                 // The output measures from the deadline it was given: the due instant, or the moment
                 // it was armed or started when that was later (a nap taken over by its guardian or
                 // `resume` after its alarm was due). The lateness is from the due instant.

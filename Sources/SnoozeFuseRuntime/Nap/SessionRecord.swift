@@ -66,6 +66,8 @@ public struct SessionRecord: Sendable, Equatable, Encodable {
     /// `normal priority: …` with why and how to allow real-time).
     public var audioThread: String?
     public var output: String?
+    /// For `alarm`: what it plays (`plugin ID`, `sound NAME`, `the built-in tone`).
+    public var sound: String?
     public var outcome: SessionOutcome?
     public var message: String?
     /// For `countdown`: what the countdown shows (not part of the JSON).
@@ -104,7 +106,7 @@ public struct SessionRecord: Sendable, Equatable, Encodable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case event, phase, t, wall, until, reason, output, outcome, message, boottime, sink, what, after
+        case event, phase, t, wall, until, reason, output, sound, outcome, message, boottime, sink, what, after
         case latenessMs = "lateness_ms"
         case levelDbfs = "level_dbfs"
         case audioThread = "audio_thread"

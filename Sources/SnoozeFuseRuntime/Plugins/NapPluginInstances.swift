@@ -31,7 +31,7 @@ final class NapPluginInstances: Sendable {
                 stream.close()
                 stream.child.finish(waitingAtMost: .zero)
             }
-            for emitter in instances.emitters { emitter.finish(waitingAtMost: .seconds(1)) }
+            for emitter in instances.emitters { emitter.finish(waitingAtMost: PluginChildProcess.emitterEndLimit) }
         }.value()
     }
 
@@ -118,7 +118,7 @@ final class NapPluginInstances: Sendable {
             }
         }
         let stream = configuration.source.flatMap {
-            sourceStream($0, role: "sound-source", instead: "the alarm plays the built-in tone instead", underrunFill: .builtInTone)
+            sourceStream($0, role: "sound-source", instead: "the alarm plays --sound (or the built-in sound) instead", underrunFill: .builtInTone)
         }
         let sleepStream = configuration.sleepSound.flatMap {
             sourceStream($0, role: "sleep-sound", instead: "napping in silence", underrunFill: .silence)

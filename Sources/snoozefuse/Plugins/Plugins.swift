@@ -144,13 +144,24 @@ struct PluginsCheck: AsyncParsableCommand {
         } else {
             writeLine("checking \(absolute)", to: STDOUT_FILENO)
             for check in report.checks { writeLine(check.description, to: STDOUT_FILENO) }
-            let failed = report.count(.fail), skipped = report.count(.skip), warnings = report.count(.warning)
-            let extras = [skipped > 0 ? "\(skipped) skipped" : nil, warnings > 0 ? "\(warnings) with a warning" : nil].compactMap { $0 }
-            let tail = extras.isEmpty ? "" : " (\(extras.joined(separator: ", ")))"
-            writeLine(failed == 0 ? "\(absolute): all \(report.checks.count) checks passed\(tail)"
-                                  : "\(absolute): \(failed) problem\(failed == 1 ? "" : "s")\(tail)", to: STDOUT_FILENO)
+            writeLine("\(absolute): \(Self.summary(report, allowSkips: allowSkips))", to: STDOUT_FILENO)
         }
         if !report.passed { throw ExitStatus.badData }
         if !report.complete && !allowSkips { throw ExitStatus.checksSkipped }
+    }
+
+    /// The last line: a skipped check is never counted as passed ("all 5 checks passed (2
+    /// skipped)" said of a plugin two checks never ran on).
+    static func summary(_ report: PluginCheckReport, allowSkips: Bool) -> String {
+        let failed = report.count(.fail), skipped = report.count(.skip), warnings = report.count(.warning)
+        let ran = report.checks.count - skipped
+        let warned = warnings > 0 ? ", \(warnings) with a warning" : ""
+        if failed > 0 {
+            return "\(failed) problem\(failed == 1 ? "" : "s") in \(ran) check\(ran == 1 ? "" : "s") run"
+                + (skipped > 0 ? ", \(skipped) not run" : "") + warned
+        }
+        guard skipped > 0 else { return "all \(ran) checks passed\(warned)" }
+        return "\(ran) of \(report.checks.count) checks passed\(warned); \(skipped) not run (they need --config or a device"
+            + (allowSkips ? "; --allow-skips accepts that)" : "): exit 3, or 0 with --allow-skips)")
     }
 }
