@@ -129,10 +129,19 @@ public final class PluginChildProcess: Sendable {
     }
 
     /// Kills the child's group as hung: its end is then reported as `hung: REASON; killed`.
-    /// The first reason given is kept.
+    /// The first reason given is kept. SIGTERM first: the host program answers it on a thread of
+    /// its own, however its plugin hangs, by ending what the plugin detached (it is their child
+    /// subreaper) and exiting; what is left after ``termGrace`` is SIGKILLed. A host SIGKILLed at
+    /// once left the plugin's detached processes to the nap, unmarked when the plugin had emptied
+    /// their environment. Never blocks: the audio thread calls it.
     public func killAsHung(_ reason: String) {
         state.hung.withLock { $0 = $0 ?? reason }
-        group.signalGroup(SIGKILL)
+        group.signalGroup(SIGTERM)
+        let group = group
+        let started = SystemThread.start(named: "sf-plugin-kill") {
+            if group.waitForEnd(atMost: Self.termGrace) == nil { group.signalGroup(SIGKILL) }
+        }
+        if !started { group.signalGroup(SIGKILL) }
     }
 
     /// Ends the child on purpose, on every way out of a nap: an emitter's command pipe is closed

@@ -258,6 +258,41 @@ struct PluginAttackTests {
         expectNoPluginProcessLeft(folder, "the nap")
     }
 
+    /// A source that detaches a process with an empty environment (no mark follows it) and then
+    /// hangs in `render`: the nap kills its host as hung, and what it detached goes with it, not
+    /// at the nap's end nor after (the host was SIGKILLed at once: its subreaper never ran, the
+    /// sleeper came to the nap unmarked and outlived it). Now the host gets SIGTERM first, which
+    /// its own thread answers by ending what its plugin left, and SIGKILL 0.5 s later.
+    @Test func aHungSourceKilledByTheNapTakesWhatItDetachedWithIt() async throws {
+        let attacker = Attacker(name: "detach-hang", defines: ["ACTIVATE_DETACH", "DETACH_EMPTY_ENVIRONMENT", "RENDER_LOOP"])
+        let folder = try PluginFolder()
+        defer { folder.cleanUp() }
+        _ = try #require(try build([attacker], in: folder)[attacker.name])
+        let pids = folder.path + "/detached.pids"
+        @Sendable func detached() -> [Int32] {
+            ((try? String(contentsOfFile: pids, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { Int32($0) }
+        }
+        @Sendable func running(_ pid: Int32) -> Bool {
+            let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+            return !stat.isEmpty && !(stat.split(separator: ")").last?.trimmingCharacters(in: .whitespaces).hasPrefix("Z") ?? true)
+        }
+        defer { for pid in detached() where running(pid) { kill(pid, SIGKILL) } }
+        var environment = pluginEnvironment(folder, cache: try TemporaryFolder())
+        environment["TEST_DETACHED_PID_FILE"] = pids
+        let (nap, left) = try await onOwnThread { [environment] in
+            let nap = try runWatchingChildren(snoozefuse, [
+                "nap", "--no-hold", "--preset", "quick-test", "--release", "0", "--nap", "1", "--ring-limit", "6",
+                "--device", "null", "--events", "jsonl", "--quiet", "--source", attacker.id,
+            ], environment: environment)
+            return (nap, detached().filter(running))
+        }
+        #expect(nap.status == 0, "\(nap.output)")
+        #expect(nap.output.contains("plugin \(attacker.id) stopped (hung: it produced no audio"), "\(nap.output)")
+        #expect(!detached().isEmpty, "the plugin detached nothing: \(nap.output)")
+        #expect(left.isEmpty, "left running after its host was killed as hung: \(left)")
+        expectNoPluginProcessLeft(folder, "the nap")
+    }
+
     /// A source that writes 4 MB to standard error and logs 15 warnings in `activate`: what it
     /// writes goes to `plugins.log` in the state folder, 64 KiB of it and a line saying how much
     /// was dropped; its first ten warnings are the nap's warnings, then one line says where the

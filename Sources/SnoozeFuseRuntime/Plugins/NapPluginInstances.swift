@@ -100,8 +100,9 @@ final class NapPluginInstances: Sendable {
     private static func start(_ configuration: NapConfiguration, found: [String: (PluginInfo, PluginSpec)], host: String,
                               errorLog: PluginErrorLog, notice: @escaping @Sendable (String) -> Void) -> NapPluginInstances {
         /// A source plugin's stream from a child process; `role` names it in the notices, `instead`
-        /// says what plays when it fails.
-        func sourceStream(_ text: String, role: String, instead: String, underrunFill: SourceFailureFallback) -> PluginAudioStream? {
+        /// says what plays when it fails, `unstarted` when its process cannot be started.
+        func sourceStream(_ text: String, role: String, instead: String, unstarted: String,
+                          underrunFill: SourceFailureFallback) -> PluginAudioStream? {
             guard let (plugin, spec) = found[text] else { return nil }
             do {
                 let child = try PluginChildProcess(
@@ -113,15 +114,16 @@ final class NapPluginInstances: Sendable {
                 return PluginAudioStream(child: child, sampleRate: PluginServer.sourceRate, channels: PluginServer.sourceChannels,
                                          underrunFill: underrunFill, role: role, report: notice)
             } catch {
-                notice("\(role): \(error); \(instead)")
+                notice("\(role): \(error); \(unstarted)")
                 return nil
             }
         }
         let stream = configuration.source.flatMap {
-            sourceStream($0, role: "sound-source", instead: "the alarm plays --sound (or the built-in sound) instead", underrunFill: .builtInTone)
+            sourceStream($0, role: "sound-source", instead: "the alarm plays the built-in tone instead",
+                         unstarted: "the alarm plays --sound (or the built-in sound) instead", underrunFill: .builtInTone)
         }
         let sleepStream = configuration.sleepSound.flatMap {
-            sourceStream($0, role: "sleep-sound", instead: "napping in silence", underrunFill: .silence)
+            sourceStream($0, role: "sleep-sound", instead: "napping in silence", unstarted: "napping in silence", underrunFill: .silence)
         }
         var emitters: [PluginProcessEmitter] = []
         for text in configuration.emitters {
