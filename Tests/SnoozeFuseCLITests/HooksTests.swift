@@ -85,6 +85,34 @@ struct HooksTests {
         }
     }
 
+    /// A `start` hook that hangs, in a nap that ends before its 10 s: the nap's exit waits for the
+    /// `end` hook only; the `start` hook, whose moment has passed, is stopped with its group, and
+    /// the log says so (it was "did not finish within 10s": the exit had waited the whole limit).
+    @Test func aHungStartHookIsStoppedWhenTheNapEnds() async throws {
+        let seen = try await script { home, seen in
+            let folder = home.folder.path("config/snoozefuse/hooks")
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+            let pidFile = home.folder.path("start.pid")
+            try writeHook(folder + "/start", "sleep 60 & echo $! > '\(pidFile)'; wait")
+            try writeHook(folder + "/end", "touch '\(home.folder.path("end.ran"))'")
+            let nap = try home.run(["nap", "--no-hold", "--release", "0", "--nap", "1", "--ring-limit", "1",
+                                    "--device", "null", "--events", "jsonl", "--quiet"])
+            seen.numbers["status"] = Double(nap.status)
+            let sleeper = (try? String(contentsOfFile: pidFile, encoding: .utf8)).flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            seen.steps["sleeper gone"] = sleeper.map { pid in waitFor(.seconds(5)) { !isRunning(pid) } } ?? false
+            seen.steps["end ran"] = FileManager.default.fileExists(atPath: home.folder.path("end.ran"))
+            seen.texts["said"] = nap.standardError + nap.standardOutput
+            seen.texts["log"] = try? String(contentsOfFile: home.folder.path("state/snoozefuse/hooks.log"), encoding: .utf8)
+        }
+        #expect(seen.numbers["status"] == 0, "\(seen.texts)")
+        #expect(seen["end ran"], "\(seen.texts)")
+        #expect(seen["sleeper gone"], "\(seen.texts)")
+        let log = seen.texts["log"] ?? ""
+        #expect(log.contains("hook start was still running when the nap ended and was stopped"), "\(log)")
+        #expect(!log.contains("hook start did not finish within"), "\(log)")
+    }
+
     /// A hook that detaches a child (a double fork and `setsid`, as a daemon does) does not leave
     /// it behind: the nap adopts what its children orphan (a child subreaper) and ends what a hook
     /// left once the hook has ended, saying so in the log. On main the sleeper outlived the nap.

@@ -36,7 +36,14 @@ final class NapHooks: Sendable {
         /// Hook runs so far (each run's mark is its number).
         var runs = 0
         var waiters: [CheckedContinuation<Void, Never>] = []
+        /// The hooks running now, by process, with their moment.
+        var processes: [Int32: Moment] = [:]
+        /// The nap has ended (``finish()``): only its `dismiss` and `end` hooks still have their time.
+        var finishing = false
     }
+
+    /// The moments whose hooks keep their time once the nap has ended.
+    static let momentsOfTheEnd: Set<Moment> = [.dismiss, .end]
 
     /// - Parameters:
     ///   - paths: the user's folders (hooks in `config/hooks/`, the log in `state/hooks.log`).
@@ -55,8 +62,15 @@ final class NapHooks: Sendable {
         }
     }
 
-    /// Waits until every hook started so far has ended or been killed (at most ``timeLimit``).
+    /// Waits until every hook started so far has ended or been killed (at most ``timeLimit``). A
+    /// hook of a moment that has passed (a `start` hook still running) is stopped now: only the
+    /// `dismiss` and `end` hooks may hold up the program's exit (a hung `start` hook held it 10 s).
     func finish() async {
+        let passed = state.withLock { state -> [Int32] in
+            state.finishing = true
+            return state.processes.filter { !Self.momentsOfTheEnd.contains($0.value) }.map(\.key)
+        }
+        for pid in passed { _ = kill(-pid, SIGKILL) }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let now = state.withLock { state -> Bool in
                 if state.running == 0 { return true }
@@ -184,8 +198,17 @@ final class NapHooks: Sendable {
             return
         }
         _ = close(pipe.write)
+        // Known while it runs, so that the nap's end can stop it when its moment has passed.
+        let stopAtOnce = state.withLock { state -> Bool in
+            state.processes[pid] = moment
+            return state.finishing && !Self.momentsOfTheEnd.contains(moment)
+        }
+        if stopAtOnce { _ = kill(-pid, SIGKILL) }
         var output = HookOutput(log: log, limit: Self.outputLimit)
         let status = output.pump(from: pipe.read, whileRunning: pid, atMost: Self.timeLimit)
+        // Reaped (or about to be killed below): never signalled by number again.
+        if status != nil { state.withLock { $0.processes[pid] = nil } }
+        defer { state.withLock { $0.processes[pid] = nil } }
         _ = close(pipe.read)
         if let dropped = output.allowance.droppedLine("hook \(moment.rawValue)", each: "a run") {
             Self.append(dropped, to: log)
@@ -196,7 +219,9 @@ final class NapHooks: Sendable {
                    + (reaped ? "" : "; it has not ended yet (it waits on a device or a file system)"))
             return
         }
-        if status != 0 {
+        if status != 0, state.withLock({ $0.finishing }), !Self.momentsOfTheEnd.contains(moment), (status & 0x7f) == SIGKILL {
+            report("hook \(moment.rawValue) was still running when the nap ended and was stopped (\(path)): only the dismiss and end hooks have their \(Self.timeLimit.components.seconds)s after it")
+        } else if status != 0 {
             report("hook \(moment.rawValue) \(ProcessSpawn.describe(status)) (\(path); its output is in \(logPath))")
         }
     }
