@@ -10,9 +10,7 @@ struct HooksTests {
     /// nothing and is stopped after 10 s; a failing hook and one that others could change are said.
     @Test func hooksRunWithTheirVariablesAndNeitherAHangingNorAFailingOneDelaysTheAlarm() async throws {
         let seen = try await script { home, seen in
-            let folder = home.folder.path("config/snoozefuse/hooks")
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
+            let folder = try hooksFolder(home)
             func hook(_ name: String, _ body: String, mode: mode_t = 0o700) throws {
                 try writeHook(folder + "/" + name, body, mode: mode)
             }
@@ -90,9 +88,7 @@ struct HooksTests {
     /// the log says so (it was "did not finish within 10s": the exit had waited the whole limit).
     @Test func aHungStartHookIsStoppedWhenTheNapEnds() async throws {
         let seen = try await script { home, seen in
-            let folder = home.folder.path("config/snoozefuse/hooks")
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
+            let folder = try hooksFolder(home)
             let pidFile = home.folder.path("start.pid")
             try writeHook(folder + "/start", "sleep 60 & echo $! > '\(pidFile)'; wait")
             try writeHook(folder + "/end", "touch '\(home.folder.path("end.ran"))'")
@@ -118,9 +114,7 @@ struct HooksTests {
     /// left once the hook has ended, saying so in the log. On main the sleeper outlived the nap.
     @Test func whatAHookDetachesEndsWithTheHook() async throws {
         let seen = try await script { home, seen in
-            let folder = home.folder.path("config/snoozefuse/hooks")
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
+            let folder = try hooksFolder(home)
             let pidFile = home.folder.path("detached.pid")
             try writeHook(folder + "/start", "(setsid sh -c 'sleep 120 & echo $! > \"\(pidFile)\"' &) ; sleep 0.3; exit 0")
             // A nap long enough to be running still however busy the machine (an 8 s nap once
@@ -149,9 +143,7 @@ struct HooksTests {
     /// dropped; a log past 1 MiB is moved to `hooks.log.1` before the next hook writes to it.
     @Test func aHookKeepsAtMost64KiBInTheLogAndTheLogIsRotatedPastOneMebibyte() async throws {
         let seen = try await script { home, seen in
-            let folder = home.folder.path("config/snoozefuse/hooks")
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
+            let folder = try hooksFolder(home)
             try writeHook(folder + "/start", "head -c 1048576 /dev/zero | tr '\\0' x; echo; echo 'the end of the start hook'")
             let state = home.folder.path("state/snoozefuse")
             try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true,
@@ -178,9 +170,7 @@ struct HooksTests {
     /// `end` hook, never for what that hook left behind).
     @Test func aChildThatAHookLeavesWritingDoesNotHoldTheNap() async throws {
         let seen = try await script { home, seen in
-            let folder = home.folder.path("config/snoozefuse/hooks")
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
+            let folder = try hooksFolder(home)
             try writeHook(folder + "/end", "yes 'left behind' & echo $! > '\(home.folder.path("yes.pid"))'; exit 0")
             let nap = try home.launch(["nap", "--no-hold", "--release", "0", "--nap", "1", "--ring-limit", "1",
                                        "--device", "null", "--events", "jsonl", "--quiet", "--dismiss", "key"])
@@ -205,6 +195,13 @@ struct HooksTests {
 /// Writes an executable shell script at `path`, through a close-on-exec descriptor: a program that
 /// another test of this process starts meanwhile must not inherit it (an executable that some
 /// process holds open for writing cannot be run: ETXTBSY).
+/// The hooks' folder of `home`, made (mode 0700, as a person's own).
+func hooksFolder(_ home: NapHome) throws -> String {
+    let folder = home.folder.path("config/snoozefuse/hooks")
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    return folder
+}
+
 func writeHook(_ path: String, _ body: String, mode: mode_t = 0o700) throws {
     let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
     guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
