@@ -32,6 +32,13 @@ public struct GuardianWatch: Sendable, Hashable {
     /// How long after the alarm is due (and after a wake) the nap must have said it rings.
     public static let grace: Int64 = 1_000_000_000
 
+    /// The guardian's descriptor 3: the read end of the pipe whose write end only the nap holds
+    /// (the runtime's `Guardian` passes it, the `snoozefuse-guardian` program sleeps on it).
+    public static let watchDescriptor: Int32 = 3
+    /// Where the `snoozefuse-guardian` program keeps the nap lock across its exec of `snoozefuse
+    /// guardian` (`--watcher-lock 4`).
+    public static let lockDescriptor: Int32 = 4
+
     public init() {}
 
     /// When to look next, in nanoseconds of CLOCK_BOOTTIME; nil to sleep until the nap says more.

@@ -28,10 +28,9 @@ import Musl
 #endif
 import SnoozeFuseCore
 
-/// The nap's end of the watch: descriptor 3 (``Guardian/watchDescriptor`` in the runtime).
-let watchDescriptor: Int32 = 3
-/// Where the lock is kept across exec.
-let lockDescriptor: Int32 = 4
+/// The nap's end of the watch, and where the lock is kept across exec (defined once, in Core).
+let watchDescriptor = GuardianWatch.watchDescriptor
+let lockDescriptor = GuardianWatch.lockDescriptor
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 5, arguments[3] == "--" else {

@@ -49,21 +49,15 @@ public final class LiveNap: Sendable {
     /// nap runs (exit 75), a bad sound, an unknown plugin… `message` gets what is worth saying at
     /// once (a missing built-in folder, plugins the scan refused, an interrupted nap replaced, a
     /// history that cannot be written).
-    public convenience init(_ configuration: NapConfiguration, loop: EventLoop,
+    public convenience init(_ configuration: NapConfiguration, surroundings: NapSurroundings = .current(), loop: EventLoop,
                             message: @escaping @Sendable (String) -> Void) throws(NapSetupError) {
         try Self.loadAlarmLibraries()
         var configuration = configuration
         // Started in the background of its terminal (`&`): nothing may stop it for the terminal,
-        // and no key of it can hold the nap.
-        if ForegroundKeys.isForeground() == false {
-            ForegroundKeys.neverStopForTheTerminal()
-            if configuration.hold == .key { configuration.hold = .none }
-        }
-        let desktopHold = Self.desktopHold(for: &configuration, message: message)
-        // A key held in this terminal: its true release where a keyboard device can be read.
-        let keyRelease: Result<EvdevKeyRelease, KeyReleaseUnavailable>? = configuration.hold == .key && isatty(STDIN_FILENO) == 1
-            ? EvdevKeyRelease.open() : nil
-        let paths = try Self.storePaths()
+        // and no key of it can hold the nap (NapAssembly.fresh).
+        if surroundings.foreground == false { ForegroundKeys.neverStopForTheTerminal() }
+        let desktopHold = Self.desktopHold(for: &configuration, surroundings: surroundings, message: message)
+        let paths = try Self.storePaths(surroundings.environment)
         let lock = try Self.takeLock(paths)
         let (found, damage) = LiveSessionKeeper.setAsideIfDamaged(paths, recordedBy: LiveSessionState.Holder.nap.rawValue)
         if let damage { message("warning: \(damage)") }
@@ -79,14 +73,11 @@ public final class LiveNap: Sendable {
         }
         let chosen = try AlarmSoundChoice.resolve(configuration.sound, notice: message)
         try AlarmSoundChoice.check(chosen)
-        let facts = NapHistoryFacts(holder: LiveSessionState.Holder.nap.rawValue, holdMode: configuration.holdMode,
-                                    hold: configuration.hold.rawValue,
-                                    idleAfter: configuration.hold == .desktop ? configuration.idleAfter.secondsValue : nil,
-                                    sound: configuration.source.map { "source \($0)" } ?? configuration.sound ?? BuiltInSounds.defaultName,
-                                    preset: configuration.presetName, created: Date().timeIntervalSince1970)
-        try self.init(configuration: configuration, sound: chosen, plugins: true, initialSession: nil, holder: .nap,
-                      terminal: true, paths: paths, lock: lock, loop: loop, message: message, history: facts,
-                      desktopHold: desktopHold, keyRelease: keyRelease)
+        let assembly = NapAssembly.fresh(configuration, sound: chosen, surroundings: surroundings, created: Date().timeIntervalSince1970)
+        // A key held in this terminal: its true release where a keyboard device can be read.
+        let keyRelease: Result<EvdevKeyRelease, KeyReleaseUnavailable>? = assembly.configuration.hold == .key && surroundings.inputIsTerminal
+            ? EvdevKeyRelease.open() : nil
+        try self.init(assembly, paths: paths, lock: lock, loop: loop, message: message, desktopHold: desktopHold, keyRelease: keyRelease)
         if guardianship?.start() != true {
             message("warning: no guardian could be started: if this process dies, nothing rings its alarm")
         }
@@ -114,16 +105,18 @@ public final class LiveNap: Sendable {
     /// Takes over the nap whose live state is `live`: the guardian (no lateness limit, no terminal)
     /// or `resume` (late by at most `maxLate`; keys when on a terminal).
     public static func takeOver(_ live: LiveSessionState, as holder: LiveSessionState.Holder, maxLate: Duration?,
-                                loop: EventLoop, message: @escaping @Sendable (String) -> Void) throws(NapSetupError) -> TakeOverResult {
-        let paths = try storePaths()
+                                surroundings: NapSurroundings = .current(), loop: EventLoop,
+                                message: @escaping @Sendable (String) -> Void) throws(NapSetupError) -> TakeOverResult {
+        let paths = try storePaths(surroundings.environment)
         let lock = try takeLock(paths)
-        return try takeOver(live, as: holder, lock: lock, maxLate: maxLate, loop: loop, message: message)
+        return try takeOver(live, as: holder, lock: lock, maxLate: maxLate, surroundings: surroundings, loop: loop, message: message)
     }
 
     static func takeOver(_ live: LiveSessionState, as holder: LiveSessionState.Holder, lock: NapLock, maxLate: Duration?,
-                         loop: EventLoop, message: @escaping @Sendable (String) -> Void) throws(NapSetupError) -> TakeOverResult {
+                         surroundings: NapSurroundings = .current(), loop: EventLoop,
+                         message: @escaping @Sendable (String) -> Void) throws(NapSetupError) -> TakeOverResult {
         try loadAlarmLibraries()
-        let paths = try storePaths()
+        let paths = try storePaths(surroundings.environment)
         let now = BootInstant.now, wallNow = Date()
         let sameBoot = live.bootID == currentBootID()
         let due = live.alarm.map { $0.due.instant(sameBoot: sameBoot, now: now, wallNow: wallNow) }
@@ -152,40 +145,23 @@ public final class LiveNap: Sendable {
             LiveSessionKeeper.removeFiles(paths)
             return .missed(due: due, late: late)
         case .ring(let at, let reason, _):
-            let setup = live.setup
-            // An alarm that was ringing goes on: same ring limit (from its first ring), no second fade-in.
-            let ringingSince = live.phase == .ringing ? live.ringingSince?.instant(sameBoot: sameBoot, now: now, wallNow: wallNow) : nil
-            let fadeIn: Duration = live.phase == .ringing ? .zero : .milliseconds(Int64(setup.fadeInSeconds * 1000))
-            let configuration = NapConfiguration(
-                timers: setup.timers, presetName: setup.presetName, hold: .none, sound: setup.soundPath,
-                volume: setup.volume, fadeIn: fadeIn, device: setup.device,
-                systemVolume: setup.systemVolume, route: setup.route.flatMap(AlarmRoute.init(parsing:)) ?? .wake,
-                fixesVolume: setup.fixesVolume ?? true, dismissal: setup.dismissal ?? .word)
-            // A plugin's sound or a file that is gone: the built-in sound (the nap is what matters).
-            var sound: AlarmSound = .builtInTone
-            if let path = setup.soundPath, (try? AlarmSoundChoice.check(.file(path: path))) != nil {
-                sound = .file(path: path)
-            } else if let builtIn = BuiltInSounds.locate()?.path(named: BuiltInSounds.defaultName) {
-                sound = .file(path: builtIn)
-            }
-            let initial = Session<BootInstant>(timers: setup.timers, resumingAlarmAt: at, reason: reason, at: now, ringingSince: ringingSince)
-            var facts = live.historyFacts
-            facts.takeOver(by: holder.rawValue)
-            let nap = try LiveNap(configuration: configuration, sound: sound, plugins: false, initialSession: initial,
-                                  holder: holder, terminal: holder == .resume, paths: paths, lock: lock, loop: loop,
-                                  message: message, history: facts, ttyForBell: live.terminal, sinkFixes: live.sinkFixes ?? [])
-            return .ringing(nap)
+            let files = NapAssembly.SoundFiles.onDisk
+            let assembly = holder == .guardian
+                ? NapAssembly.guardian(live, ringAt: at, reason: reason, now: now, wallNow: wallNow, sameBoot: sameBoot, files: files)
+                : NapAssembly.resume(live, ringAt: at, reason: reason, now: now, wallNow: wallNow, sameBoot: sameBoot,
+                                     surroundings: surroundings, files: files)
+            return .ringing(try LiveNap(assembly, paths: paths, lock: lock, loop: loop, message: message))
         }
     }
 
-    private init(configuration: NapConfiguration, sound chosen: AlarmSound, plugins usesPlugins: Bool,
-                 initialSession: Session<BootInstant>?, holder: LiveSessionState.Holder, terminal: Bool,
-                 paths: StorePaths, lock: NapLock, loop: EventLoop, message: @escaping @Sendable (String) -> Void,
-                 history facts: NapHistoryFacts, ttyForBell: String? = nil, sinkFixes: [SinkLevelFix] = [],
-                 desktopHold: DesktopHold? = nil,
+    /// The one set-up of every nap, from its assembly (``NapAssembly``: how it is held).
+    private init(_ assembly: NapAssembly, paths: StorePaths, lock: NapLock, loop: EventLoop,
+                 message: @escaping @Sendable (String) -> Void, desktopHold: DesktopHold? = nil,
                  keyRelease: Result<EvdevKeyRelease, KeyReleaseUnavailable>? = nil) throws(NapSetupError) {
+        let configuration = assembly.configuration, chosen = assembly.sound, holder = assembly.holder
+        let terminal = assembly.readsKeys, ttyForBell = assembly.bellTerminal, facts = assembly.history
         let (notes, noteFeed) = AsyncStream.makeStream(of: SessionNote.self, bufferingPolicy: .unbounded)
-        if holder == .nap {
+        if assembly.isFresh {
             let said: String = switch (configuration.hold, keyRelease) {
             case (.desktop, _): desktopHold.map { "the desktop holds the nap: its idle time comes from \($0.reader.name)" } ?? ""
             case (.key, .success(let reader)?): reader.description
@@ -220,7 +196,7 @@ public final class LiveNap: Sendable {
         settings.fallbackSound = BuiltInSounds.locate()?.path(named: BuiltInSounds.defaultName)
             .flatMap { try? AlarmSound.file(path: $0).held() } ?? .builtInTone
         let pluginLog = PluginErrorLog(path: paths.state.appendingPathComponent("plugins.log").path)
-        let plugins = usesPlugins ? try NapPluginInstances.start(configuration, errorLog: pluginLog, logger: lineLogger(.error, message)) {
+        let plugins = assembly.usesPlugins ? try NapPluginInstances.start(configuration, errorLog: pluginLog, logger: lineLogger(.error, message)) {
             noteFeed.yield(.warning($0))
         } : nil
         if let stream = plugins?.stream {
@@ -241,7 +217,7 @@ public final class LiveNap: Sendable {
         // On a sound server: the alarm's own streams on the routed sinks, their mute and volume
         // fixed (the person's own kept, and put back by whoever holds the alarm last), proof from
         // their monitors.
-        let ledger = SinkFixLedger(sinkFixes)
+        let ledger = SinkFixLedger(assembly.sinkFixes)
         let (sinkReports, sinkFeed) = AsyncStream.makeStream(of: SinkPlanNews.self, bufferingPolicy: .unbounded)
         let clock = loop.clock
         var plan = SinkPlan(route: configuration.route,
@@ -296,8 +272,7 @@ public final class LiveNap: Sendable {
             napSeconds: configuration.timers.nap.secondsValue, maxSeconds: configuration.timers.max.secondsValue,
             presetName: configuration.presetName, dismissal: configuration.dismissal,
             route: configuration.route.description, fixesVolume: configuration.fixesVolume)
-        let keeper = LiveSessionKeeper(paths: paths, setup: setup, holder: holder,
-                                       terminal: ttyForBell ?? (terminal ? Self.terminalName() : nil)) {
+        let keeper = LiveSessionKeeper(paths: paths, setup: setup, holder: holder, terminal: assembly.savedTerminal) {
             noteFeed.yield(.warning($0))
         }
         keeper.saveSinkFixes(ledger.all)
@@ -316,7 +291,7 @@ public final class LiveNap: Sendable {
                 await changes.value
                 noteFeed.finish()
             })
-        ports.initialSession = initialSession
+        ports.initialSession = assembly.initialSession
         // Said in the `alarm` event: which source plays (a plugin that fails mid-alarm is replaced
         // by the built-in tone, which an `output` event says).
         let playing: String = switch sound {
@@ -344,7 +319,7 @@ public final class LiveNap: Sendable {
         }
         // The user's hooks run beside the nap, never in its way; a guardian or `resume` that takes
         // a nap over runs none (its moments already passed, or never came, in the nap's process).
-        let hooks = holder == .nap ? NapHooks(paths: paths) { noteFeed.yield(.warning($0)) } : nil
+        let hooks = assembly.isFresh ? NapHooks(paths: paths) { noteFeed.yield(.warning($0)) } : nil
         ports.onRecord = { record in
             wakefulness.follow(record)
             hooks?.follow(record)
@@ -356,7 +331,7 @@ public final class LiveNap: Sendable {
         self.session = session
         self.plugins = plugins
         self.keeper = keeper
-        guardianship = holder == .nap ? Guardianship(paths: paths, link: guardianLink, keeper: keeper) { what, message in
+        guardianship = assembly.isFresh ? Guardianship(paths: paths, link: guardianLink, keeper: keeper) { what, message in
             noteFeed.yield(.guardian(what: what, message: message))
         } : nil
         self.lock = lock
@@ -427,14 +402,14 @@ public final class LiveNap: Sendable {
 
     /// `--hold desktop`: the first source of the desktop's idle time that answers here; without
     /// one, the nap is held by a key on its terminal (or by nothing off a terminal), and says so.
-    private static func desktopHold(for configuration: inout NapConfiguration,
+    private static func desktopHold(for configuration: inout NapConfiguration, surroundings: NapSurroundings,
                                     message: @Sendable (String) -> Void) -> DesktopHold? {
         guard configuration.hold == .desktop else { return nil }
-        let found = IdleTimeSources(environment: ProcessInfo.processInfo.environment).first()
+        let found = IdleTimeSources(environment: surroundings.environment).first()
         if let reader = found.reader {
             return DesktopHold(reader: reader, idleAfter: configuration.idleAfter)
         }
-        let fallback: HoldSource = isatty(STDIN_FILENO) == 1 ? .key : .none
+        let fallback: HoldSource = surroundings.inputIsTerminal ? .key : .none
         configuration.hold = fallback
         message("warning: --hold desktop: nothing here tells how long the desktop has been idle (\(found.failures.map { $0.description }.joined(separator: "; "))); "
             + (fallback == .key ? "hold a key in this terminal instead" : "the release timer starts at once instead")
@@ -454,9 +429,9 @@ public final class LiveNap: Sendable {
         }
     }
 
-    private static func storePaths() throws(NapSetupError) -> StorePaths {
+    private static func storePaths(_ environment: [String: String]) throws(NapSetupError) -> StorePaths {
         do {
-            return try StorePaths()
+            return try StorePaths(environment: environment)
         } catch {
             throw NapSetupError(.badConfiguration, [error.description])
         }
@@ -503,13 +478,6 @@ public final class LiveNap: Sendable {
         return TerminalBellAlarm(fileDescriptor: STDERR_FILENO, isTerminal: isatty(STDERR_FILENO) == 1, usesColour: false, hint: hint, loop: loop)
     }
 
-    /// The nap's terminal, for a guardian's bell.
-    private static func terminalName() -> String? {
-        for fd in [STDIN_FILENO, STDERR_FILENO, STDOUT_FILENO] where isatty(fd) == 1 {
-            if let name = ttyname(fd) { return String(cString: name) }
-        }
-        return nil
-    }
 }
 
 /// The nap's live-state keeper, for the sink reports' task, which starts before the keeper exists

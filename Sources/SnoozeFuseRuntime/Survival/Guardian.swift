@@ -6,14 +6,21 @@ import SnoozeFuseStore
 public import SnoozeFuseSystem
 
 /// The guardian of a nap (SPEC §9): a process of its own session and process group, started with
-/// the nap, that holds one end of a pipe whose other end only the nap holds. It sleeps on that pipe
+/// the nap, that holds one end of a pipe whose other end only the nap holds.
+///
+/// Its home is here: this type starts it (``start(paths:)``, with the nap's ``Guardianship``
+/// replacing one that dies) and takes the alarm over (``run(napPid:watcherLock:loop:)``, the
+/// guardian's whole work, through ``LiveNap/takeOver`` and ``NapAssembly/guardian``). The two
+/// others are doors: the `snoozefuse-guardian` program is its idle half (Core only, which waits
+/// on the pipe with ``GuardianWatch``, whose descriptors it shares), and the CLI's hidden
+/// `snoozefuse guardian` command only parses its arguments and calls ``run(napPid:watcherLock:loop:)``. It sleeps on that pipe
 /// (no wake-ups at all) until the nap's process ends, however it ends. A nap that ended its session
 /// removed its live state first, and the guardian just ends; otherwise (SIGKILL, a crash, the OOM
 /// killer) it takes the alarm over from the live state and rings it at its original deadline,
 /// through the same chain of outputs, with the built-in sounds and no plugins.
 public enum Guardian {
-    /// The descriptor the guardian watches.
-    static let watchDescriptor: Int32 = 3
+    /// The descriptor the guardian watches (defined once, with the watch, in Core).
+    static let watchDescriptor = GuardianWatch.watchDescriptor
     /// The guardian's idle half (`Sources/snoozefuse-guardian`): it waits with nothing but the
     /// Swift runtime and the pure core in memory, and becomes `snoozefuse guardian` once the nap's
     /// process ends.
