@@ -131,6 +131,23 @@ struct SinkWatchTests {
         #expect(reports(proof) == [.heard(sink: "speakers", level: 0.3, after: .milliseconds(8_500)), .recovered])
     }
 
+    /// A nap taken over after its deadline opens its streams as it rings: its monitor records only
+    /// later (the output says how much later as a pause). That time is not silence: the first step
+    /// comes 2 s after the monitor could first carry the alarm (a resumed nap escalated before its
+    /// first proof, which then came "2 s late").
+    @Test func theTimeBeforeAMonitorRecordsIsNotSilence() {
+        var watch = SinkWatch<Instant>(settings: .init(route: .defaultSink, floorPercent: 60))
+        _ = watch.handle(.opened(sinks: [speakers], defaultSink: "speakers"), at: t(0))
+        _ = watch.handle(.playing(sink: "speakers", stream: nil, monitor: .reading), at: t(0))
+        _ = watch.handle(.started, at: t(1))
+        _ = watch.handle(.paused(.milliseconds(900)), at: t(1.9))
+        #expect(watch.nextDeadline == t(3.9))
+        #expect(watch.handle(.timeElapsed, at: t(3.5)).isEmpty)
+        let proof = watch.handle(.carried(sink: "speakers", level: 0.3, writtenSeconds: 0.5), at: t(3.6))
+        #expect(reports(proof) == [.heard(sink: "speakers", level: 0.3, after: .milliseconds(2_600))])
+        #expect(steps(watch.handle(.timeElapsed, at: t(3.9))).isEmpty)
+    }
+
     /// The proof's floor: a block below the alarm's level (less 23 dB, lowered by --volume, the
     /// fade-in and the sink's volume) is no proof, said once; above it, heard.
     @Test func aBlockBelowTheFloorIsNoProof() {

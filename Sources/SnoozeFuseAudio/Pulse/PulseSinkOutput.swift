@@ -111,6 +111,8 @@ public final class PulseSinkOutput: PCMWritable {
     private var started = false
     /// Monitors connected corked before the first write, to uncork once they are ready.
     private var corkedUntilStart: Set<String> = []
+    /// When the first write was sent, until the first monitor records (then nil).
+    private var waitingForAMonitorSince: BootInstant?
     /// The bytes of the float conversion of an S16 write.
     private var scratch: [Float] = []
 
@@ -304,7 +306,10 @@ public final class PulseSinkOutput: PCMWritable {
     /// Writes `bytes` to every stream, running the main loop while any is full.
     private func send(_ bytes: UnsafeRawBufferPointer) throws(PulseError) {
         guard let base = bytes.baseAddress else { return }
-        if !started { tell(.started) }
+        if !started {
+            tell(.started)
+            waitingForAMonitorSince = BootInstant.now
+        }
         var sent = Dictionary(playing.keys.map { ($0, 0) }, uniquingKeysWith: { first, _ in first })
         var lastProgress = BootInstant.now
         while true {
@@ -401,6 +406,14 @@ public final class PulseSinkOutput: PCMWritable {
             guard let stream = monitors[name], stream.isReady else { continue }
             stream.cork(false)
             corkedUntilStart.remove(name)
+            // Streams opened as the alarm starts (a nap taken over after its deadline) have
+            // monitors that record only some time after the first write: until the first does, no
+            // proof can come, and that time (up to a monitor's longest delay) is not silence.
+            if let since = waitingForAMonitorSince {
+                waitingForAMonitorSince = nil
+                let late = min(since.duration(to: BootInstant.now), Self.monitorDelay)
+                if late >= .milliseconds(50) { tell(.paused(late)) }
+            }
         }
         for (name, stream) in monitors where stream.isReady {
             var verdicts: [AlarmEchoDetector.Verdict] = []

@@ -261,7 +261,9 @@ public enum SinkEvent: Sendable, Hashable {
     /// A block of `sink`'s monitor carried what was written, at `level` RMS, written
     /// `writtenSeconds` into the stream.
     case carried(sink: String, level: Double, writtenSeconds: Double?)
-    /// The alarm wrote `length` more of a long silence of its own.
+    /// For `length` no monitor could carry the alarm: it wrote a long silence of its own, or its
+    /// monitors began recording only that long after its first write (a nap taken over after its
+    /// deadline opens its streams as it rings, not 2 s before). That time is not silence.
     case paused(Duration)
     /// The watch's deadline passed.
     case timeElapsed
