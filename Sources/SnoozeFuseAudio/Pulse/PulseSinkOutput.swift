@@ -406,18 +406,24 @@ public final class PulseSinkOutput: PCMWritable {
             guard let stream = monitors[name], stream.isReady else { continue }
             stream.cork(false)
             corkedUntilStart.remove(name)
-            // Streams opened as the alarm starts (a nap taken over after its deadline) have
-            // monitors that record only some time after the first write: until the first does, no
-            // proof can come, and that time (up to a monitor's longest delay) is not silence.
-            if let since = waitingForAMonitorSince {
-                waitingForAMonitorSince = nil
-                let late = min(since.duration(to: BootInstant.now), Self.monitorDelay)
-                if late >= .milliseconds(50) { tell(.paused(late)) }
-            }
         }
         for (name, stream) in monitors where stream.isReady {
             var verdicts: [AlarmEchoDetector.Verdict] = []
-            stream.read({ verdicts += detector.recorded($0, from: name) }, hole: { detector.recordedGap(frames: $0, from: name) })
+            var recorded = false
+            stream.read({
+                recorded = true
+                verdicts += detector.recorded($0, from: name)
+            }, hole: { detector.recordedGap(frames: $0, from: name) })
+            // A monitor connected as the alarm starts (a nap taken over after its deadline opens
+            // its streams as it rings, not 2 s before) brings its first samples a second or more
+            // after the first write (measured on PulseAudio: 1.1-1.4 s, against a quarter second
+            // for one connected ahead): until one does, no proof can come, and that time (up to a
+            // monitor's longest delay) is not silence. A monitor's usual first fragment is.
+            if recorded, let since = waitingForAMonitorSince {
+                waitingForAMonitorSince = nil
+                let late = min(since.duration(to: BootInstant.now), Self.monitorDelay)
+                if late >= .milliseconds(500) { tell(.paused(late)) }
+            }
             for verdict in verdicts where verdict.kind == .matched {
                 tell(.carried(sink: name, level: verdict.monitorLevel,
                               writtenSeconds: verdict.writtenFrame.map { Double($0) / Double(format.sampleRate) }))
