@@ -20,6 +20,14 @@ date=$(git log -1 --format=%cs 2>/dev/null || date +%F)
 # built it).
 tool="$bin/generate-manual"
 [ -x "$tool" ] || tool="$bin/generate-manual-tool"
-"$tool" "$bin/snoozefuse" --date "$date" --authors "the snoozefuse developers" -o "$work"
-sed -e 's/^[[:space:]]*$/.Pp/' "$work/snoozefuse.1" > Documentation/snoozefuse.1
+# generate-manual drops every character that is not ASCII ("1–100" became "1100"): it reads the
+# help through a stand-in that writes each such character as an ASCII mark (@@u2013@@), and the
+# marks become roff's escapes for them (\[u2013]), which man and mandoc render in any locale.
+cat > "$work/snoozefuse" <<STANDIN
+#!/bin/sh
+"$bin/snoozefuse" "\$@" | python3 -c 'import sys; sys.stdout.write("".join(c if ord(c) < 128 else "@@u%04X@@" % ord(c) for c in sys.stdin.buffer.read().decode("utf-8", "replace")))'
+STANDIN
+chmod +x "$work/snoozefuse"
+"$tool" "$work/snoozefuse" --date "$date" --authors "the snoozefuse developers" -o "$work"
+sed -e 's/^[[:space:]]*$/.Pp/' -e 's/@@u\([0-9A-F]*\)@@/\\[u\1]/g' "$work/snoozefuse.1" > Documentation/snoozefuse.1
 echo "wrote Documentation/snoozefuse.1 (man -l Documentation/snoozefuse.1)"

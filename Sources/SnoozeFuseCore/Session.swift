@@ -63,8 +63,11 @@ public struct Session<Instant: InstantProtocol>: Sendable, Hashable where Instan
 
     /// When the session started (first hold, or `start`).
     public private(set) var startedAt: Instant?
-    /// `startedAt + max`: the failsafe, active until the alarm first rings.
+    /// `startedAt + max`: the failsafe, active until the alarm first rings; never before the alarm
+    /// (`+` moves it later with the alarm, `-` back, never before where it was set).
     public private(set) var maxDeadline: Instant?
+    /// The failsafe as set when the session started, before any move of the alarm.
+    private var failsafeAsSet: Instant?
     /// Set while `releasing`.
     public private(set) var releaseDeadline: Instant?
     /// Set while `napping`.
@@ -122,6 +125,7 @@ public struct Session<Instant: InstantProtocol>: Sendable, Hashable where Instan
         phase = .napping
         startedAt = now
         maxDeadline = alarm
+        failsafeAsSet = alarm
         napDeadline = reason == .nap ? alarm : nil
         detached = true
         continuedRingStart = ringingSince
@@ -211,7 +215,9 @@ public struct Session<Instant: InstantProtocol>: Sendable, Hashable where Instan
             if let alarm = expectedAlarm {
                 let target = Self.adjusted(alarm, by: change, at: now)
                 napDeadline = target
-                if let max = maxDeadline, max < target { maxDeadline = target }
+                // The failsafe never rings before the alarm: it follows a move later, and comes
+                // back (no earlier than it was set) with a move sooner.
+                if maxDeadline != nil, let set = failsafeAsSet { maxDeadline = Swift.max(set, target) }
                 effects.append(.adjusted(by: alarm.duration(to: target), to: target))
             }
         case (.adjust(let change), .snoozed):
@@ -287,6 +293,7 @@ public struct Session<Instant: InstantProtocol>: Sendable, Hashable where Instan
     private mutating func begin(at now: Instant, into effects: inout [SessionEffect<Instant>]) {
         startedAt = now
         maxDeadline = now.advanced(by: timers.max)
+        failsafeAsSet = maxDeadline
         if timers.maxEndsNapEarly {
             effects.append(.maxEndsNapEarly(max: timers.max, releasePlusNap: timers.release + timers.nap))
         }

@@ -395,6 +395,55 @@ struct DamagedStateTests {
         #expect(seen.texts["stop --yes"]?.contains("it is kept as") == true, "\(seen.texts)")
     }
 
+    /// `snooze` and `add` tell the truth (issue 42): each answers once the nap has made the change,
+    /// so a `status` right after shows it (it still said `ringing` after "snoozed"); one that
+    /// changes nothing says so and exits 1 (a second `snooze` said "snoozed", exit 0); `add -5s`
+    /// needs no `--` (it said "Missing expected argument", exit 64); `--json` prints the answer
+    /// with the nap's state after it.
+    @Test func controlCommandsAnswerOnceTheChangeIsMadeAndSayWhenNothingChanged() async throws {
+        let seen = try await script { home, seen in
+            let nap = try home.launch(["nap", "--no-hold", "--release", "0", "--nap", "1", "--max", "120", "--ring-limit", "90",
+                                       "--device", "null", "--dismiss", "key", "--quiet"])
+            defer { nap.signal(SIGKILL); nap.wait() }
+            seen.steps["ringing"] = waitFor { home.state()?["phase"] as? String == "ringing" }
+            func run(_ label: String, _ arguments: [String]) throws {
+                let result = try home.run(arguments)
+                seen.numbers[label] = Double(result.status)
+                seen.texts[label] = result.standardOutput + result.standardError
+            }
+            func ends() -> Double? { ((home.state()?["phaseEnds"] as? [String: Any])?["wallSeconds"] as? NSNumber)?.doubleValue }
+            try run("add while ringing", ["add", "5m"])
+            try run("snooze", ["snooze", "40s", "--json"])
+            seen.texts["status after snooze"] = home.status()
+            try run("snooze again", ["snooze", "40s"])
+            let before = ends()
+            try run("add -5s", ["add", "-5s"])
+            if let before, let after = ends() { seen.numbers["moved"] = after - before }
+            try run("add 0s", ["add", "0s", "--json"])
+            try run("add nothing", ["add"])
+            try run("stop", ["stop", "--json"])
+        }
+        #expect(seen["ringing"], "\(seen.texts)")
+        #expect(seen.numbers["add while ringing"] == 1, "\(seen.texts)")
+        #expect(seen.texts["add while ringing"]?.contains("no alarm time to move while ringing") == true, "\(seen.texts)")
+        #expect(seen.numbers["snooze"] == 0, "\(seen.texts)")
+        let answer = try #require(seen.texts["snooze"]?.split(separator: "\n").first { $0.hasPrefix("{") })
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any])
+        #expect(object["ok"] as? Bool == true && object["message"] as? String == "snoozed", "\(answer)")
+        #expect((object["state"] as? [String: Any])?["phase"] as? String == "snoozed", "the state after the change: \(answer)")
+        #expect(seen.texts["status after snooze"] == "snoozed", "\(seen.texts)")
+        #expect(seen.numbers["snooze again"] == 1, "\(seen.texts)")
+        #expect(seen.texts["snooze again"]?.contains("nothing to snooze: the nap is snoozed") == true, "\(seen.texts)")
+        #expect(seen.numbers["add -5s"] == 0, "\(seen.texts)")
+        #expect(seen.numbers["moved"].map { abs($0 + 5) < 0.05 } == true, "the saved snooze end moved by -5 s: \(seen.numbers)")
+        #expect(seen.numbers["add 0s"] == 1, "\(seen.texts)")
+        #expect(seen.texts["add 0s"]?.contains("the alarm did not move") == true, "\(seen.texts)")
+        #expect(seen.texts["add 0s"]?.contains(#""ok":false"#) == true, "\(seen.texts)")
+        #expect(seen.numbers["add nothing"] == 64, "\(seen.texts)")
+        #expect(seen.texts["add nothing"]?.contains("Missing expected argument '<duration>'") == true, "\(seen.texts)")
+        #expect(seen.numbers["stop"] == 0 && seen.texts["stop"]?.contains(#""message":"alarm stopped","ok":true"#) == true, "\(seen.texts)")
+    }
+
     /// `status` by another user (their HOME and XDG folders, as with `sudo -u`) said "damaged …
     /// (EACCES)": now `unreadable`, whose it is and what to do, and nothing of the nap is touched;
     /// the owner's own file made unreadable (mode 0000) says so and how to give the mode back.

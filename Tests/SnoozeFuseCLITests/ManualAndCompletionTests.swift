@@ -20,6 +20,29 @@ struct ManualAndCompletionTests {
         #expect(result.standardOutput.contains("snoozefuse — A nap timer and alarm engine"))
     }
 
+    /// Every character of the help is in the page, in a UTF-8 locale and in plain C: generate-manual
+    /// dropped each one that is not ASCII ("Alarm volume, 1100", "(40120)"); Scripts/make-man.sh
+    /// now writes them as roff escapes.
+    @Test(arguments: ["C.UTF-8", "C"])
+    func thePageKeepsEveryCharacter(locale: String) async throws {
+        let result = try await runProcess(executableInPath("man"), ["-l", Self.page.path],
+                                          environment: ProcessInfo.processInfo.environment.merging(
+                                              ["MANPAGER": "cat", "MANWIDTH": "200", "LC_ALL": locale, "LANG": locale]) { $1 })
+        #expect(result.status == 0, "\(result.standardError)")
+        let text = result.standardOutput
+        if locale == "C.UTF-8" {
+            #expect(text.contains("Alarm volume, 1–100 (linear amplitude)."), "\(text.prefix(3000))")
+            #expect(text.contains("in beats per minute (40–120)."))
+        } else {
+            // Without UTF-8, man writes what ASCII can say of them: never nothing.
+            #expect(!text.contains("Alarm volume, 1100"), "\(text.prefix(3000))")
+            #expect(text.contains("Alarm volume, 1"), "\(text.prefix(3000))")
+        }
+        #expect(!Self.pageSource().contains(where: { !$0.isASCII }), "the page's source is ASCII: man renders it in any locale")
+    }
+
+    static func pageSource() -> String { (try? String(contentsOf: page, encoding: .utf8)) ?? "" }
+
     /// Every command and every option of `--experimental-dump-help` is in the page (Scripts/make-man.sh
     /// writes it again when they change).
     @Test func thePageDocumentsEveryCommandAndOption() async throws {

@@ -89,7 +89,8 @@ struct UserDataCommandTests {
         #expect(try home.run(["presets", "show", "nope"]).status == 66)
         #expect(try home.run(["presets", "remove", "nope"]).status == 66)
         let napUnknown = try home.run(["nap", "--no-hold", "--dry-run", "--preset", "nope"])
-        #expect(napUnknown.status == 64 && napUnknown.standardError.contains("unknown preset \"nope\""), "\(napUnknown.standardError)")
+        // Missing input, as the README's table says (it was 64).
+        #expect(napUnknown.status == 66 && napUnknown.standardError.contains("unknown preset \"nope\""), "\(napUnknown.standardError)")
         // A value a preset cannot hold, and one the flag refuses, are refused with the flag's message.
         let badValue = try home.run(["presets", "save", "quiet", "--volume", "0"])
         let napBadValue = try home.run(["nap", "--no-hold", "--volume", "0"])
@@ -122,6 +123,10 @@ struct UserDataCommandTests {
         let list = try home.json(["config", "list", "--json"]) as? [[String: Any]]
         let sound = list?.first { $0["key"] as? String == "sound" }
         #expect(sound?["value"] as? String == "chime" && sound?["environment"] as? String == "SNOOZEFUSE_SOUND")
+        // Unset, system-volume still says what a nap does (it said "left as it is" while a nap
+        // raises the sinks to 60 %).
+        let listed = try home.run(["config", "list"]).standardOutput
+        #expect(listed.contains("the alarm's sinks raised to at least 60 % on a sound server"), "\(listed)")
         #expect(try home.dryRun([])["emitter"]?.value == "terminal;command:run=true")
         #expect(try home.run(["config", "unset", "sound"]).status == 0)
         let unset = try home.run(["config", "get", "sound"])
@@ -463,6 +468,34 @@ struct UserDataCommandTests {
         #expect(left.count == 1 && left.first?.hasPrefix("many.json.unreadable-") == true, "\(left)")
         let json = try home.run(["history", "--json"])
         #expect(json.status == 0 && json.standardOutput.contains(#""id" : "huge""#), "\(json.standardOutput)")
+    }
+
+    /// `history` fits the terminal (issue 42): 117 columns wide whatever the terminal, every row
+    /// wrapped at 80. Below 117 the least needed columns go (SNOOZES, ALARM, HOLD, LATE, BY, then
+    /// OUTCOME), the start loses its year below 60, and SOUND → OUTPUT is cut with `…`; without a
+    /// width (a pipe) all of them, as the CSV and JSON always have.
+    @Test(arguments: [80, 60, 40])
+    func historyFitsTheTerminalsWidth(columns: Int) throws {
+        let home = try NapHome()
+        #expect(try home.run(["config", "set", "bpm", "60"]).status == 0)
+        _ = try runTool("sqlite3", [home.database, """
+            INSERT INTO naps (napId, startedAt, endedAt, fallAsleepSeconds, napSeconds, latenessMs, outcome, alarmReason, snoozes, sound, output, rungBy, recordedBy, preset, takenOverBy, hold) VALUES
+            ('a', '2026-11-20T10:00:00.000Z', '2026-11-20T10:30:00.000Z', 272, 1260, 0.25, 'dismissed', 'nap', 2, 'a sound with a long name', 'ALSA default', 'resume', 'nap', 'p', 'guardian, resume', 'desktop');
+            """])
+        let full = try home.run(["history"]).standardOutput.split(separator: "\n")
+        #expect(full.first?.hasPrefix("STARTED           HOLD     ASLEEP   NAPPED   OUTCOME      ALARM  LATE       SNOOZES  BY") == true, "\(full)")
+        let fitted = try home.run(["history"], with: ["COLUMNS": "\(columns)"])
+        #expect(fitted.status == 0, "\(fitted.standardError)")
+        let lines = fitted.standardOutput.split(separator: "\n", omittingEmptySubsequences: false)
+        let table = lines.prefix { !$0.isEmpty }
+        #expect(table.count == 2, "\(fitted.standardOutput)")
+        for line in table { #expect(line.count <= columns, "\(line.count) > \(columns): \(line)") }
+        let header = String(table.first ?? "")
+        #expect(header.hasPrefix("STARTED") && header.contains("ASLEEP") && header.contains("NAPPED"), "\(header)")
+        #expect(!header.contains("SNOOZES") && !header.contains("ALARM"), "the least needed go first: \(header)")
+        let row = String(table.last ?? "")
+        #expect(row.contains("4m32s") && row.contains("21m "), "asleep and napped stay: \(row)")
+        if columns < 60 { #expect(!row.contains("2026-"), "the start without its year: \(row)") }
     }
 
     /// BY, over the hand-overs (issue 40, item 6): who held the nap in order, from `nap`, the one

@@ -17,6 +17,9 @@ struct SessionCommandTests {
         // -60 s brings it back, but never closer than 10 s from now.
         #expect(session.handle(.adjust(.seconds(-60)), at: at(3)) == [.adjusted(by: .seconds(-54), to: at(13))])
         #expect(session.expectedAlarm == at(13))
+        // And the failsafe comes back with it (it stayed at 67 s: `+` moved it, `-` did not),
+        // never before where it was set (15 s).
+        #expect(session.maxDeadline == at(15))
         #expect(session.handle(.adjust(.seconds(-60)), at: at(5)) == [.adjusted(by: .seconds(2), to: at(15))], "already within 10 s: it can only move out")
         let rung = session.handle(.timeElapsed, at: at(15))
         #expect(rung.first == .alarmStarted(reason: .nap, due: at(15)))

@@ -110,7 +110,9 @@ struct PluginsDocumentTests {
         #expect(try runMergingOutput(snoozefuse, ["plugins", "check"]).status == 64)
 
         let alone = folder.path + "/snoozefuse"
-        try FileManager.default.copyItem(atPath: snoozefuse, toPath: alone)
+        // Copied by cp, not by this process: a copy this process writes can be inherited, open for
+        // writing, by a child another test forks meanwhile, and its exec then fails (ETXTBSY).
+        _ = try runMergingOutput("/bin/cp", [snoozefuse, alone])
         let noHost = try runMergingOutput(alone, ["plugins", "check", hum])
         #expect(noHost.status == 70, "\(noHost.output)")
         #expect(noHost.output.contains("the plugin host program is not installed"), "\(noHost.output)")

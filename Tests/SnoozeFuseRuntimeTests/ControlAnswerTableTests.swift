@@ -63,7 +63,10 @@ struct ControlAnswerTableTests {
             nap.send(.snooze(.seconds(120)))
             reached = await reach(.snoozed)
         }
-        let reply = reached ? ControlAnswer.reply(to: request, session: nap, state: state)
+        // As the nap's control thread answers: on a thread of its own (`snooze` and `add` wait there
+        // for the session, run by the pool, to make and save the change).
+        let reply = reached ? ((try? await onOwnThread { ControlAnswer.reply(to: request, session: nap, state: { state }) })
+            ?? ControlReply(ok: false, message: "no thread for the answer", state: nil))
             : ControlReply(ok: false, message: "the session never showed \(phase.rawValue) (it shows \(nap.phase.rawValue))", state: nil)
         nap.send(.cancel(interrupted: false))
         while await clock.step(orUntil: { ended.withLock { $0 } }) != nil {}

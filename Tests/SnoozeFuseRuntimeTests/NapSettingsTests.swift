@@ -159,9 +159,11 @@ struct NapSettingsTests {
         #expect(try NapSettingsResolver.resolve(NapSettingLayers(flags: [.idleAfter: ["15s"], .hold: ["desktop"]])).configuration(showsCountdown: false, usesColour: false).idleAfter == .seconds(15))
     }
 
-    @Test func anUnknownPresetIsAUsageErrorAsAFlagAndAConfigurationErrorAsASetting() {
+    /// Named with --preset, a preset that is not there is missing input, as the README says (66;
+    /// it was a usage error, 64); named in the settings, a configuration error.
+    @Test func anUnknownPresetIsMissingInputAsAFlagAndAConfigurationErrorAsASetting() {
         let flag = #expect(throws: NapSetupError.self) { try NapSettingsResolver.resolve(NapSettingLayers(flags: [.preset: ["nope"]])) }
-        #expect(flag?.kind == .usage)
+        #expect(flag?.kind == .missingInput)
         #expect(flag?.lines.first?.hasPrefix("unknown preset \"nope\" for --preset. Presets: basic, quick-test") == true)
         let setting = #expect(throws: NapSetupError.self) {
             try NapSettingsResolver.resolve(NapSettingLayers(settings: ["preset": ["gone"]], storeProblem: nil))

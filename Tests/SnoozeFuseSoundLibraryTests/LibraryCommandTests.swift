@@ -217,6 +217,8 @@ struct LibraryCommandTests {
         let unknown = try await scratch.run(["sounds", "play", "nobody", "--device", "null", "--duration", "1"])
 
         #expect(played.status == 0, "\(played.standardError)")
+        // Named as the person named it (it said only the hashed file), then the file.
+        #expect(played.standardError.contains("playing \"my bell\" ("), "\(played.standardError)")
         #expect(played.standardError.contains(stored))
         #expect(unknown.status == 66)
     }

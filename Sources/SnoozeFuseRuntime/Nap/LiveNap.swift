@@ -207,7 +207,7 @@ public final class LiveNap: Sendable {
         let keys = terminal ? ForegroundKeys(fileDescriptor: STDIN_FILENO) { noteFeed.yield(.terminal($0)) } : nil
         let hint = keys == nil ? "(`snoozefuse stop` to stop)" : Self.keyHint(configuration.dismissal)
         let bell = Self.bell(tty: ttyForBell, terminal: terminal, usesColour: configuration.usesColour, hint: hint,
-                             display: configuration.showsCountdown, loop: loop)
+                             display: configuration.showsCountdown, plain: !configuration.movesCursor, loop: loop)
         // alsa-lib reads its configuration of the alarm's device now, on a thread of its own (a
         // hook can block): what its hooks load and run (Debian's asks PulseAudio
         // whether it runs, through libpulse) is then part of the set-up, whose pages go back once
@@ -347,7 +347,7 @@ public final class LiveNap: Sendable {
         do {
             control = try ControlServer(socket: paths.controlSocket()) { [weak session] request in
                 guard let session else { return ControlReply(ok: false, message: "the nap has ended", state: nil) }
-                return ControlAnswer.reply(to: request, session: session, state: keeper.current)
+                return ControlAnswer.reply(to: request, session: session, state: { keeper.current })
             }
         } catch {
             noteFeed.yield(.warning("\(error.lines.joined(separator: " ")); `snoozefuse stop` and the like cannot reach this nap"))
@@ -463,7 +463,8 @@ public final class LiveNap: Sendable {
     }
 
     /// The bell: on the nap's own terminal (or the one a taken-over nap had), else standard error.
-    private static func bell(tty: String?, terminal: Bool, usesColour: Bool, hint: String, display: Bool, loop: EventLoop) -> TerminalBellAlarm {
+    private static func bell(tty: String?, terminal: Bool, usesColour: Bool, hint: String, display: Bool, plain: Bool,
+                             loop: EventLoop) -> TerminalBellAlarm {
         if let tty {
             let fd = open(tty, O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK)
             if fd >= 0 {
@@ -473,7 +474,7 @@ public final class LiveNap: Sendable {
         }
         if terminal {
             // With the status area on screen the bell only beeps: the area shows the alarm.
-            return TerminalBellAlarm.onControllingTerminal(usesColour: usesColour, hint: hint, drawsLine: !display, loop: loop)
+            return TerminalBellAlarm.onControllingTerminal(usesColour: usesColour, hint: hint, drawsLine: !display, plain: plain, loop: loop)
         }
         return TerminalBellAlarm(fileDescriptor: STDERR_FILENO, isTerminal: isatty(STDERR_FILENO) == 1, usesColour: false, hint: hint, loop: loop)
     }

@@ -45,12 +45,15 @@ public struct NapConfiguration: Sendable, Hashable {
     public var showsCountdown: Bool
     /// Colour on the terminal (the bell's flash).
     public var usesColour: Bool
+    /// The terminal may have its cursor moved (false: `--plain`, TERM=dumb): the bell writes one
+    /// plain line.
+    public var movesCursor: Bool
 
     public init(timers: SessionTimers, presetName: String, hold: HoldSource, idleAfter: Duration = .seconds(10), sound: String? = nil, volume: Int = 80,
                 fadeIn: Duration = .seconds(10), device: String = "default", systemVolume: Int? = nil,
                 route: AlarmRoute = .wake, fixesVolume: Bool = true, source: String? = nil, emitters: [String] = [], bpm: Int = 60, sleepSound: String? = nil,
                 sleepVolume: Int = 60, sleepDevice: String? = nil, dismissal: DismissMode = .word,
-                showsCountdown: Bool = false, usesColour: Bool = false) {
+                showsCountdown: Bool = false, usesColour: Bool = false, movesCursor: Bool = true) {
         self.timers = timers
         self.presetName = presetName
         self.hold = hold
@@ -71,6 +74,7 @@ public struct NapConfiguration: Sendable, Hashable {
         self.dismissal = dismissal
         self.showsCountdown = showsCountdown
         self.usesColour = usesColour
+        self.movesCursor = movesCursor
     }
 }
 
@@ -174,10 +178,16 @@ public final class NapSession<C: Clock>: Sendable where C.Duration == Duration {
     private let events: AsyncStream<SessionEvent>
     private let eventFeed: AsyncStream<SessionEvent>.Continuation
     private let state: Locked<State>
+    /// Rung each time a change is saved (``waitForSave(after:atMost:)``).
+    private let saveBell = EventBell()
 
     private struct State {
         var phase = Phase.ready
         var keys: NapKeys<C.Instant>
+        /// The session as of the last change the nap saved (its live state written), and how many
+        /// changes it saved so far.
+        var saved: Session<C.Instant>?
+        var savedChanges = 0
         var interrupted = false
         /// Where the session's `t` counts from, once it has started.
         var origin: C.Instant?
@@ -206,6 +216,33 @@ public final class NapSession<C: Clock>: Sendable where C.Duration == Duration {
     /// What the history will record of this nap so far: up to date with every record already
     /// relayed (so with a change's records when the driver reports the change).
     public var history: NapHistoryFacts? { state.withLock { $0.history } }
+
+    /// The session as of the last saved change, and how many changes were saved so far.
+    public var saved: (session: Session<C.Instant>?, changes: Int) { state.withLock { ($0.saved, $0.savedChanges) } }
+
+    /// The clock's now, for what previews a command on ``saved``.
+    public var now: C.Instant { ports.clock.now }
+
+    private func noteSaved(_ session: Session<C.Instant>) {
+        state.withLock { state in
+            state.saved = session
+            state.savedChanges += 1
+        }
+        saveBell?.ring()
+    }
+
+    /// Blocks until a change after the first `changes` is saved, at most `limit`: the session as
+    /// then saved, or nil when none came in time. For another terminal's answer, on the control
+    /// thread (never the nap's loop, which makes the change).
+    public func waitForSave(after changes: Int, atMost limit: Duration) -> Session<C.Instant>? {
+        let deadline = BootInstant.now.advanced(by: limit)
+        while true {
+            let (session, count) = saved
+            if count > changes { return session }
+            guard let saveBell, BootInstant.now < deadline else { return nil }
+            _ = saveBell.wait(until: deadline)
+        }
+    }
 
     /// Hands a command to the nap; never waits.
     public func send(_ command: NapCommand) {
@@ -247,7 +284,13 @@ public final class NapSession<C: Clock>: Sendable where C.Duration == Duration {
         driver.heartbeatBPM = configuration.bpm
         driver.initialSession = ports.initialSession
         driver.alarmSound = ports.alarmSound
-        driver.onChange = ports.onChange
+        let changed = ports.onChange
+        driver.onChange = { [weak self] session, now in
+            // Saved (and told to the guardian) first: a terminal answered on the strength of it
+            // finds it in the live state at once.
+            await changed?(session, now)
+            self?.noteSaved(session)
+        }
         // The quiet after a burst of keys ends a hold: in hold mode the one that starts the nap,
         // and with --dismiss hold the one that stops the alarm.
         ports.keys?.start(releaseGap: .milliseconds(750)) { [weak self] input in

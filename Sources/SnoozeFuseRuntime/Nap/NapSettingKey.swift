@@ -134,7 +134,7 @@ public enum NapSettingKey: String, CaseIterable, Sendable, Hashable, Comparable 
         switch self {
         case .ringLimit: "none (rings until stopped)"
         case .sound: "none (the built-in \(BuiltInSounds.defaultName))"
-        case .systemVolume: "none (left as it is)"
+        case .systemVolume: "none (the alarm's sinks raised to at least \(SinkLevelFix.defaultFloorPercent) % on a sound server; an ALSA card's mixer left as it is)"
         case .sleepDevice: "none (the alarm's device)"
         default: "none"
         }

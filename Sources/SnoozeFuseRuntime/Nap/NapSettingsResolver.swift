@@ -210,7 +210,7 @@ public struct ResolvedNapSettings: Sendable, Hashable {
     }
 
     /// The nap these settings describe.
-    public func configuration(showsCountdown: Bool, usesColour: Bool) -> NapConfiguration {
+    public func configuration(showsCountdown: Bool, usesColour: Bool, movesCursor: Bool = true) -> NapConfiguration {
         func duration(_ key: NapSettingKey) -> Duration? { self[key].value?.duration }
         func number(_ key: NapSettingKey) -> Int? { self[key].value?.number }
         func text(_ key: NapSettingKey) -> String? { self[key].value?.text }
@@ -220,7 +220,7 @@ public struct ResolvedNapSettings: Sendable, Hashable {
             route: text(.route).flatMap(AlarmRoute.init(parsing:)) ?? .wake, fixesVolume: self[.fixVolume].value?.flag ?? true,
             source: text(.source), emitters: self[.emitter].value?.list ?? [], bpm: number(.bpm) ?? 60,
             sleepSound: text(.sleepSound), sleepVolume: number(.sleepVolume) ?? 60, sleepDevice: text(.sleepDevice),
-            dismissal: dismissal, showsCountdown: showsCountdown, usesColour: usesColour)
+            dismissal: dismissal, showsCountdown: showsCountdown, usesColour: usesColour, movesCursor: movesCursor)
     }
 }
 
@@ -234,13 +234,17 @@ public enum NapSettingsResolver {
     /// A value is read by the same parser wherever it comes from. A refused flag is a usage error
     /// (exit 64); a refused value from the environment, a preset or the settings is a
     /// configuration error (exit 78) that says where it came from. An unknown preset named with
-    /// `--preset` is a usage error; named anywhere else, a configuration error.
+    /// `--preset` is missing input (exit 66, as an unknown sound); named anywhere else, a
+    /// configuration error.
     public static func resolve(_ layers: NapSettingLayers) throws(NapSetupError) -> ResolvedNapSettings {
         // The preset first: where it was named decides where its values rank.
         var settings: [ResolvedNapSettings.Setting] = []
         let (presetValue, presetSource) = try value(of: .preset, layers: layers, preset: nil, named: false)
         let presetName = presetValue?.text ?? Preset.basic.name
         guard let preset = layers.preset(named: presetName) else {
+            // Named with --preset: a preset that is not there, as an unknown sound is (66);
+            // named anywhere else, that place's configuration is wrong (78).
+            if case .flag = presetSource { throw NapSetupError(.missingInput, [layers.unknownPresetMessage(presetName)]) }
             throw failure(.preset, source: presetSource, message: layers.unknownPresetMessage(presetName), text: [presetName])
         }
         settings.append(.init(key: .preset, value: .text(preset.name), source: presetSource))

@@ -7,7 +7,7 @@ public import SnoozeFuseSystem
 /// for a set length, on the command's event loop. Its records (the alarm with its lateness, output
 /// changes) come out of ``records``, stamped from the start of the preview.
 public final class SoundPreview: Sendable {
-    /// What plays, for messages (a path, or the built-in tone).
+    /// What plays, for messages: the name asked for and its file, a path, or the built-in tone.
     public let soundDescription: String
     /// How long it plays.
     public let length: Duration
@@ -32,7 +32,8 @@ public final class SoundPreview: Sendable {
             length = min(info.duration, .seconds(30))
         }
         self.length = duration ?? length
-        soundDescription = "\(chosen)"
+        // The name the person gave ("my bell"), then the file it is (a hashed name in the library).
+        soundDescription = sound.map { name in name == "\(chosen)" ? name : "\"\(name)\" (\(chosen))" } ?? "\(chosen)"
         self.loop = loop
         let settings = AlarmPlaybackSettings(sound: chosen, gain: AlarmGain(percent: volume, fadeIn: fadeIn))
         let bell = TerminalBellAlarm(isTerminal: isatty(STDERR_FILENO) == 1, usesColour: false, hint: "(preview)", loop: loop)

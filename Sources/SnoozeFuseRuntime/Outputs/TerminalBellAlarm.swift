@@ -15,6 +15,9 @@ public final class TerminalBellAlarm: AlarmOutput, Sendable {
     /// Whether each ring also draws its line; not when a status area on the same terminal shows
     /// the alarm (the line would overwrite it).
     private let drawsLine: Bool
+    /// One plain line at the first ring, then the bell alone: no cursor movement (`--plain`,
+    /// TERM=dumb; a screen reader reads each line once).
+    private let plain: Bool
     /// How reports name this output.
     private let output: String
     private let loop: EventLoop
@@ -40,9 +43,11 @@ public final class TerminalBellAlarm: AlarmOutput, Sendable {
         hint: String,
         outputName: String = "terminal bell",
         drawsLine: Bool = true,
+        plain: Bool = false,
         loop: EventLoop
     ) {
         self.drawsLine = drawsLine
+        self.plain = plain
         self.output = outputName
         self.fileDescriptor = fileDescriptor
         self.isTerminal = isTerminal
@@ -54,13 +59,16 @@ public final class TerminalBellAlarm: AlarmOutput, Sendable {
 
     /// A bell on the controlling terminal (`/dev/tty`) when there is one, so the alarm is seen and
     /// heard even when standard error is redirected; otherwise on standard error.
-    public static func onControllingTerminal(usesColour: Bool, hint: String, drawsLine: Bool = true, loop: EventLoop) -> TerminalBellAlarm {
+    public static func onControllingTerminal(usesColour: Bool, hint: String, drawsLine: Bool = true, plain: Bool = false,
+                                             loop: EventLoop) -> TerminalBellAlarm {
         let tty = open("/dev/tty", O_WRONLY | O_NOCTTY | O_CLOEXEC)
         if tty >= 0 {
             // Kept open for the life of the process: the alarm may ring at any time.
-            return TerminalBellAlarm(fileDescriptor: tty, isTerminal: true, usesColour: usesColour, hint: hint, drawsLine: drawsLine, loop: loop)
+            return TerminalBellAlarm(fileDescriptor: tty, isTerminal: true, usesColour: usesColour, hint: hint, drawsLine: drawsLine,
+                                     plain: plain, loop: loop)
         }
-        return TerminalBellAlarm(fileDescriptor: 2, isTerminal: isatty(2) == 1, usesColour: usesColour, hint: hint, drawsLine: drawsLine, loop: loop)
+        return TerminalBellAlarm(fileDescriptor: 2, isTerminal: isatty(2) == 1, usesColour: usesColour, hint: hint, drawsLine: drawsLine,
+                                 plain: plain, loop: loop)
     }
 
     public func start(reason: AlarmReason) async -> AlarmStartReport {
@@ -72,7 +80,7 @@ public final class TerminalBellAlarm: AlarmOutput, Sendable {
             return state.running
         }
         // The first signal is written before returning, so the driver measures real lateness.
-        writeAll(ring(flash: true, reason: reason), to: fileDescriptor)
+        writeAll(ring(flash: true, reason: reason, first: !alreadyRunning), to: fileDescriptor)
         if !alreadyRunning {
             let clock = loop.clock, interval = interval
             let repeater = Task(executorPreference: loop) { [self] in
@@ -80,7 +88,7 @@ public final class TerminalBellAlarm: AlarmOutput, Sendable {
                 var next = clock.now.advanced(by: interval)
                 while (try? await clock.sleep(until: next)) != nil {
                     guard let reason = state.withLock({ $0.running ? $0.reason : nil }) else { return }
-                    writeAll(ring(flash: flash, reason: reason), to: fileDescriptor)
+                    writeAll(ring(flash: flash, reason: reason, first: false), to: fileDescriptor)
                     flash.toggle()
                     // Woken late (a suspend): the next ring comes a whole interval later, not at once.
                     next = max(next.advanced(by: interval), clock.now)
@@ -102,13 +110,14 @@ public final class TerminalBellAlarm: AlarmOutput, Sendable {
             }
             return state.running
         }
-        if wasRunning && isTerminal && drawsLine {
+        if wasRunning && isTerminal && drawsLine && !plain {
             writeAll("\r\u{1B}[2K", to: fileDescriptor)
         }
     }
 
-    private func ring(flash: Bool, reason: AlarmReason) -> String {
+    private func ring(flash: Bool, reason: AlarmReason, first: Bool) -> String {
         let text = "ALARM (\(reason == .nap ? "nap over" : "max limit reached")) \(hint)"
+        if plain { return first ? "\u{07}\(text)\n" : "\u{07}" }
         guard isTerminal else { return "\u{07}\(text)\n" }
         guard drawsLine else { return "\u{07}" }
         if usesColour && flash {

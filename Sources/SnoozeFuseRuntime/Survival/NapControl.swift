@@ -24,12 +24,15 @@ public struct ControlRequest: Codable, Sendable, Hashable {
     public var answer: String?
     /// For `stop` before the alarm: the person confirmed that the nap is to be cancelled.
     public var confirmed: Bool?
+    /// The reply carries the live state as saved after the change (`--json`).
+    public var withState: Bool?
 
-    public init(_ command: Command, seconds: Double? = nil, answer: String? = nil, confirmed: Bool? = nil) {
+    public init(_ command: Command, seconds: Double? = nil, answer: String? = nil, confirmed: Bool? = nil, withState: Bool? = nil) {
         self.command = command
         self.seconds = seconds
         self.answer = answer
         self.confirmed = confirmed
+        self.withState = withState
     }
 }
 
@@ -49,6 +52,7 @@ extension ControlRequest {
             guard seconds.isFinite else { return nil }
             fields.append(#""seconds":"# + "\(seconds)")
         }
+        if let withState { fields.append(#""withState":"# + (withState ? "true" : "false")) }
         // Joined by hand: `joined(separator:)` runs unspecialised here and asks the runtime for
         // its element type by name, whose first lookup scans every conformance record (issue 23).
         var line = "{"
@@ -238,16 +242,22 @@ final class ControlServer: Sendable {
 /// How a nap, or the guardian holding it, answers another terminal: the same answer for the same
 /// phase, whoever holds the nap.
 public enum ControlAnswer {
+    /// How long `snooze` and `add` wait for the nap to have made and saved their change.
+    static let applyLimit = Duration.seconds(2)
+
     /// Answers `request` from `session` (its phase and key prompt); `state` is the live state that a
-    /// `status` request gets along. The other answers carry none: no command shows it, and
-    /// encoding it was a quarter of the nap's work per `add` (2.35 -> 1.75 ms of CPU; issue 23).
-    public static func reply<C: Clock>(to request: ControlRequest, session: NapSession<C>, state: LiveSessionState?) -> ControlReply
+    /// `status` request gets along, and any request that asks for it (`--json`). The other
+    /// answers carry none: encoding it was a quarter of the nap's work per `add` (2.35 -> 1.75 ms
+    /// of CPU; issue 23). `snooze` and `add` answer once the nap has made the change and saved
+    /// it, so a `status` right after shows it; one that would change nothing says so (not ok).
+    /// Blocking: on the control thread, never the nap's loop.
+    public static func reply<C: Clock>(to request: ControlRequest, session: NapSession<C>, state: () -> LiveSessionState?) -> ControlReply
         where C.Duration == Duration {
         let phase = session.phase
         let message: String
         switch request.command {
         case .status:
-            return ControlReply(ok: true, message: phase.rawValue, state: state)
+            return ControlReply(ok: true, message: phase.rawValue, state: state())
         case .stop:
             if phase == .ringing || phase == .snoozed {
                 // The same challenge as on the nap's terminal (--dismiss).
@@ -283,7 +293,11 @@ public enum ControlAnswer {
                 guard let given = Self.length(seconds) else { return Self.notALength(seconds) }
                 length = given
             }
+            let before = session.saved.changes
             session.send(.snooze(length))
+            guard let after = session.waitForSave(after: before, atMost: applyLimit), after.phase == .snoozed else {
+                return ControlReply(ok: false, message: "the alarm was not snoozed (the nap is \(session.phase.rawValue))", state: nil)
+            }
             message = "snoozed"
         case .add:
             guard let seconds = request.seconds else {
@@ -293,10 +307,24 @@ public enum ControlAnswer {
                 return ControlReply(ok: false, message: "no alarm time to move while \(phase.rawValue)", state: nil)
             }
             guard let change = Self.length(seconds) else { return Self.notALength(seconds) }
+            let (saved, before) = session.saved
+            // What the nap would make of it, on a copy: a move that changes nothing (the alarm
+            // already as near as it may be, or as far) is said, and not sent.
+            if var preview = saved {
+                let now = session.now
+                let due = preview.alarmToKeep(now: now)?.due
+                _ = preview.handle(.adjust(change), at: now)
+                if preview.alarmToKeep(now: now)?.due == due {
+                    return ControlReply(ok: false, message: "the alarm did not move: it is never moved within 10 s of now, nor past the longest a nap may wait", state: nil)
+                }
+            }
             session.send(.adjust(change))
+            guard session.waitForSave(after: before, atMost: applyLimit) != nil else {
+                return ControlReply(ok: false, message: "the nap did not move its alarm within \(applyLimit.components.seconds) s", state: nil)
+            }
             message = "alarm moved"
         }
-        return ControlReply(ok: true, message: message, state: nil)
+        return ControlReply(ok: true, message: message, state: request.withState == true ? state() : nil)
     }
 
     /// `seconds` as a length, to the millisecond; nil beyond a year either way (or not a number),
@@ -314,7 +342,7 @@ public enum ControlAnswer {
 
 /// Talks to the running nap (or its guardian) from another terminal.
 public enum NapControl {
-    /// Sends `request` and returns the reply, without its state. Throws when no nap listens or it
+    /// Sends `request` and returns the reply, with its state only when the request asked. Throws when no nap listens or it
     /// does not answer within three seconds. A nap that a process holds but that nobody listens
     /// for yet is waited for (``ListenerWait``): up to 5 s for a guardian taking it over, 1 s for
     /// the nap's own process.
@@ -360,7 +388,13 @@ public enum NapControl {
               let answer = try? JSONValueDecoder().decode(Answer.self, from: line) else {
             throw .noAnswer(socket)
         }
-        return ControlReply(ok: answer.ok, message: answer.message, state: nil, needs: answer.needs, word: answer.word)
+        // The state only when asked for (`--json`), read by hand from its member.
+        var state: LiveSessionState?
+        if request.withState == true, let value = try? JSONValue(parsing: line), case .object(let members) = value,
+           let member = members.first(where: { $0.key == "state" }), let fields = try? JSONFields(member.value, path: "state") {
+            state = try? LiveSessionState(fields)
+        }
+        return ControlReply(ok: answer.ok, message: answer.message, state: state, needs: answer.needs, word: answer.word)
     }
 
     /// A reply without its state, which no command shows: decoding the whole live state was most of

@@ -166,7 +166,9 @@ func sendToNap(_ request: ControlRequest, environment: [String: String] = NapSta
         throw ExitStatus.unavailable
     }
     if reply.needs == nil { writeLine("snoozefuse: \(reply.message)", to: STDERR_FILENO) }
-    guard reply.ok || reply.needs != nil else { throw ExitStatus.usage }
+    if request.withState == true, reply.needs == nil { writeLine(reply.jsonLine, to: STDOUT_FILENO) }
+    // Not done (nothing to snooze, an alarm that did not move, a wrong answer): said, and exit 1.
+    guard reply.ok || reply.needs != nil else { throw ExitStatus.cancelled }
     return reply
 }
 
@@ -190,13 +192,16 @@ struct Stop: ParsableCommand {
     @Flag(name: [.customShort("y"), .long], help: "Cancel a nap that has not rung without asking.")
     var yes = false
 
+    @Flag(help: "Also print the answer as one JSON object on standard output: ok, message, and the nap's state after the change.")
+    var json = false
+
     func run() throws {
         let environment = NapStatus.currentEnvironment()
         writePendingHistory(environment: environment)
-        var reply = try sendToNap(ControlRequest(.stop, confirmed: yes ? true : nil), environment: environment)
+        var request = ControlRequest(.stop, confirmed: yes ? true : nil, withState: json ? true : nil)
+        var reply = try sendToNap(request, environment: environment)
         guard let needs = reply.needs else { return }
         let terminal = isatty(STDIN_FILENO) == 1 && isatty(STDERR_FILENO) == 1
-        var request = ControlRequest(.stop, confirmed: yes ? true : nil)
         switch needs {
         case .confirmation:
             guard terminal else {
@@ -233,25 +238,55 @@ struct Stop: ParsableCommand {
 }
 
 struct Snooze: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "snooze", abstract: "Snooze the ringing alarm of the running nap (default: its snooze length).")
+    static let configuration = CommandConfiguration(
+        commandName: "snooze", abstract: "Snooze the ringing alarm of the running nap (default: its snooze length).",
+        discussion: """
+        Answers once the nap has snoozed (a `status` right after shows it). Exit 0 when snoozed; \
+        1 when there was nothing to snooze (the alarm is not ringing); 69 when no nap runs.
+        """)
 
     @Argument(help: ArgumentHelp("How long (\(DurationParser.acceptedForms)).", valueName: "duration"), transform: parseDurationOption)
     var duration: Duration?
 
-    func run() throws { try sendToNap(ControlRequest(.snooze, seconds: duration?.secondsValue)) }
+    @Flag(help: "Also print the answer as one JSON object on standard output: ok, message, and the nap's state after the change.")
+    var json = false
+
+    func run() throws { try sendToNap(ControlRequest(.snooze, seconds: duration?.secondsValue, withState: json ? true : nil)) }
 }
 
 struct Add: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "add",
         abstract: "Move the alarm of the running nap by a duration (negative to ring sooner, never within 10 s).",
-        discussion: "Examples: snoozefuse add 5m; snoozefuse add -- -2m")
+        discussion: """
+        Examples: snoozefuse add 5m; snoozefuse add -2m (or add -- -2m). Answers once the nap has \
+        moved its alarm (a `status` right after shows it). Exit 0 when moved; 1 when the alarm \
+        did not move (not napping or snoozed, or already as near or as far as it may be); 69 when \
+        no nap runs.
+        """)
 
+    /// The duration: `-5m` is one here, not an option (``Add/negativeDurationsAsValues(_:)``).
     @Argument(help: ArgumentHelp("How much (\(DurationParser.acceptedForms)); negative: sooner.", valueName: "duration"))
     var duration: String
 
+    @Flag(help: "Also print the answer as one JSON object on standard output: ok, message, and the nap's state after the change.")
+    var json = false
+
     func validate() throws {
         _ = try signedDuration()
+    }
+
+    /// `add -5m` as `add -- -5m`: after `add`, an argument that is a minus sign and a digit is the
+    /// duration, not an option (ArgumentParser took it for an unknown option and asked for the
+    /// duration it had been given). Everything else as it is.
+    static func negativeDurationsAsValues(_ arguments: [String]) -> [String] {
+        guard arguments.first == configuration.commandName, !arguments.contains("--"),
+              let at = arguments.firstIndex(where: { $0.count > 1 && $0.hasPrefix("-") && $0.dropFirst().first?.isNumber == true }) else {
+            return arguments
+        }
+        var arguments = arguments
+        arguments.insert("--", at: at)
+        return arguments
     }
 
     func signedDuration() throws -> Duration {
@@ -260,7 +295,9 @@ struct Add: ParsableCommand {
         return negative ? .zero - magnitude : magnitude
     }
 
-    func run() throws { try sendToNap(ControlRequest(.add, seconds: try signedDuration().secondsValue)) }
+    func run() throws {
+        try sendToNap(ControlRequest(.add, seconds: try signedDuration().secondsValue, withState: json ? true : nil))
+    }
 }
 
 /// `snoozefuse resume`: rings an interrupted nap (after a reboot) at its original deadline.

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import SnoozeFuseCore
 import SnoozeFuseRuntime
+import Synchronization
 
 struct Nap: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -75,6 +76,9 @@ struct Nap: ParsableCommand {
     @Flag(inversion: .prefixedNo, help: "--quiet: \(NapSettingKey.quiet.help) --no-quiet: show them even where the setting quiet says otherwise.")
     var quiet: Bool?
 
+    @Flag(help: "One plain line per change, and no status area redrawn in place nor any cursor movement: for screen readers and terminals that cannot move the cursor (automatic with TERM=dumb).")
+    var plain = false
+
     @Flag(name: .customLong("dry-run"), help: "Print every setting of the nap and where it came from (flag, environment, preset, config, default preset, built-in default), then exit without napping.")
     var dryRun = false
 
@@ -137,14 +141,17 @@ extension Nap: LoopCommand {
             writeLine("snoozefuse: --hold key reads a held key from a terminal, and standard input is not one; use --hold desktop (your use of the machine holds the nap) or --no-hold (the release timer starts at once).", to: STDERR_FILENO)
             throw ExitStatus.usage
         }
-        let terminal = TerminalStyle.detect()
-        let configuration = resolved.configuration(showsCountdown: !resolved.quiet && terminal.isTerminal, usesColour: terminal.usesColour)
+        let terminal = TerminalStyle.detect(plain: plain)
+        let configuration = resolved.configuration(showsCountdown: !resolved.quiet && terminal.movesCursor, usesColour: terminal.usesColour,
+                                                   movesCursor: terminal.movesCursor)
         // A bad sound file, an unknown plugin or a configuration a plugin refuses is reported now
         // (exit 65/66/64/78), not when the alarm should ring.
         let nap: LiveNap
+        let setUp = LinesUntilTheNap()
         do throws(NapSetupError) {
-            nap = try LiveNap(configuration, loop: loop) { writeLine("snoozefuse: \($0)", to: STDERR_FILENO) }
+            nap = try LiveNap(configuration, loop: loop) { setUp.say($0) }
         } catch {
+            for line in setUp.take() { writeLine("snoozefuse: \(line)", to: STDERR_FILENO) }
             throw ExitStatus.reporting(error)
         }
         let console = Console(jsonLines: resolved.events == "jsonl", quiet: resolved.quiet, verbose: resolved.verbose, terminal: terminal,
@@ -152,6 +159,7 @@ extension Nap: LoopCommand {
                               hold: nap.hold, dismissal: configuration.dismissal,
                               keysOnTerminal: isatty(STDIN_FILENO) == 1, showsArea: configuration.showsCountdown,
                               background: ForegroundKeys.isForeground() == false)
+        console.sayBeforeTheNap(setUp.take())
         console.announce(hold: nap.hold, idleAfter: configuration.idleAfter)
         async let result = nap.run()
         for await record in nap.records { console.render(record) }
@@ -233,3 +241,27 @@ func compactJSON(_ value: some Encodable) -> String {
 enum EventFormat: String, ExpressibleByArgument, CaseIterable {
     case jsonl
 }
+
+/// What a nap's set-up says before the nap's console exists: kept until ``take()`` (the console
+/// then says it, its warnings as one line), and written at once after.
+final class LinesUntilTheNap: Sendable {
+    private let state = Mutex<(collecting: Bool, lines: [String])>((true, []))
+
+    func say(_ line: String) {
+        let now = state.withLock { state -> Bool in
+            if state.collecting { state.lines.append(line) }
+            return !state.collecting
+        }
+        if now { writeLine("snoozefuse: \(line)", to: STDERR_FILENO) }
+    }
+
+    /// What was kept; what is said from now on is written at once.
+    func take() -> [String] {
+        state.withLock { state in
+            state.collecting = false
+            defer { state.lines = [] }
+            return state.lines
+        }
+    }
+}
+

@@ -7,11 +7,16 @@ import SnoozeFuseRuntime
 struct TerminalStyle: Sendable {
     var isTerminal: Bool
     var usesColour: Bool
+    /// The cursor may be moved (a status area redrawn in place): a terminal whose TERM is set and
+    /// is not `dumb`, unless `--plain` asks for one line per change.
+    var movesCursor: Bool
 
-    static func detect(environment: [String: String] = ProcessInfo.processInfo.environment) -> TerminalStyle {
+    static func detect(environment: [String: String] = ProcessInfo.processInfo.environment, plain: Bool = false) -> TerminalStyle {
         let isTerminal = isatty(STDERR_FILENO) == 1
         let noColour = environment["NO_COLOR"].map { !$0.isEmpty } ?? false
-        return TerminalStyle(isTerminal: isTerminal, usesColour: isTerminal && !noColour && environment["TERM"] != "dumb")
+        let term = environment["TERM"] ?? ""
+        let movesCursor = isTerminal && !plain && !term.isEmpty && term != "dumb"
+        return TerminalStyle(isTerminal: isTerminal, usesColour: movesCursor && !noColour, movesCursor: movesCursor)
     }
 }
 
@@ -60,6 +65,54 @@ final class Console {
         }
     }
 
+    /// Warnings said before the nap has begun (its set-up's, and the first records'), kept to be
+    /// said as one line; nil once said.
+    private var earlyWarnings: [String]? = []
+
+    /// What the set-up said before the nap began (``LinesUntilTheNap``): the warnings become one
+    /// line on a terminal (all of them with --verbose, off a terminal, and in --events).
+    func sayBeforeTheNap(_ lines: [String]) {
+        for line in lines {
+            guard line.hasPrefix(Self.warningPrefix) else {
+                message("snoozefuse: \(line)")
+                continue
+            }
+            let text = String(line.dropFirst(Self.warningPrefix.count))
+            if jsonLines { writeLine(SessionRecord(.warning, elapsed: .zero, wall: Date(), message: text).jsonLine(), to: STDOUT_FILENO) }
+            warn(text)
+        }
+    }
+
+    static let warningPrefix = "warning: "
+
+    /// A warning: kept for one line while the nap has not begun, then one line each (cut to the
+    /// terminal's width), whole with --verbose or off a terminal.
+    private func warn(_ text: String) {
+        guard terminal.isTerminal, !verbose else { return message("snoozefuse: warning: \(text)") }
+        if earlyWarnings != nil {
+            earlyWarnings?.append(text)
+        } else {
+            message(oneLine("snoozefuse: warning: \(text)", then: ""))
+        }
+    }
+
+    /// The warnings kept before the nap began, as one line naming `snoozefuse doctor`.
+    private func sayEarlyWarnings() {
+        guard let warnings = earlyWarnings else { return }
+        earlyWarnings = nil
+        guard let first = warnings.first else { return }
+        let more = warnings.count > 1 ? " (and \(warnings.count - 1) more)" : ""
+        message(oneLine("snoozefuse: warning: \(first)", then: more))
+    }
+
+    /// `text` on one line of the terminal, then `tail`; cut, it ends with where the rest is.
+    private func oneLine(_ text: String, then tail: String) -> String {
+        let pointer = " (details: snoozefuse doctor)"
+        let whole = text + tail
+        if whole.count <= width() - 1, !whole.contains("\n") { return whole }
+        return Self.shortened(text, to: max(width() - 1 - tail.count - pointer.count, 20)) + tail + pointer
+    }
+
     /// The opening line: what will happen and when.
     func announce(hold: HoldSource, idleAfter: Duration) {
         defer { redraw() }
@@ -77,6 +130,7 @@ final class Console {
     }
 
     func finish(outcome: SessionOutcome) {
+        sayEarlyWarnings()
         clearArea()
         area = nil
         guard !quiet else { return }
@@ -94,9 +148,12 @@ final class Console {
         if background, area != nil, record.event == .countdown || record.event == .phase, ForegroundKeys.isForeground() == true {
             background = false
         }
+        // The nap has begun (its first phase, its countdown, what the keys can do): what was kept
+        // to be said before it is said now, as one line.
+        if earlyWarnings != nil, [.phase, .countdown, .prompt, .heartbeat, .alarm].contains(record.event) { sayEarlyWarnings() }
         switch record.event {
         case .warning, .guardian:
-            message("snoozefuse: warning: \(record.message ?? "")")
+            warn(record.message ?? "")
         case .output:
             // A device's error can be long: one short line beside the area (the whole of it is in
             // --events, and on screen with --verbose).

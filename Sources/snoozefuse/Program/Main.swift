@@ -147,7 +147,7 @@ extension Main {
     /// The command `arguments` stand for: by QuickParse where it takes them, else by ArgumentParser.
     static func parse(_ arguments: [String]) throws -> sending any ParsableCommand {
         if let command = QuickParse.command(arguments) { return command }
-        return try SnoozeFuse.parseAsRoot(arguments)
+        return try SnoozeFuse.parseAsRoot(Add.negativeDurationsAsValues(arguments))
     }
 
     /// For the test that QuickParse and ArgumentParser agree (``QuickParse/checkFlag`` first): prints

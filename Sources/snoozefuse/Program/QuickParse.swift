@@ -124,12 +124,14 @@ extension Stop: QuickParsable {
     init?(quick values: QuickParse.Values) {
         self.init()
         yes = values.flag("yes")
+        json = values.flag("json")
     }
 }
 
 extension Snooze: QuickParsable {
     init?(quick values: QuickParse.Values) {
         self.init()
+        json = values.flag("json")
         if let text = values.positionals.first {
             guard let duration = try? parseDurationOption(text) else { return nil }
             self.duration = duration
@@ -140,10 +142,12 @@ extension Snooze: QuickParsable {
 }
 
 extension Add: QuickParsable {
+    /// A duration that starts with `-` is left to ArgumentParser (it takes it whatever it looks like).
     init?(quick values: QuickParse.Values) {
         guard let duration = values.positionals.first else { return nil }
         self.init()
         self.duration = duration
+        json = values.flag("json")
     }
 }
 

@@ -6,9 +6,9 @@ extension QuickParse {
     static func shape(of path: String) -> Shape? {
         switch path {
         case "status": Shape(flags: ["--follow": "follow", "--json": "json"], options: ["--format": "format"], positionals: [])
-        case "stop": Shape(flags: ["--yes": "yes", "-y": "yes"], options: [:], positionals: [])
-        case "snooze": Shape(flags: [:], options: [:], positionals: ["duration"])
-        case "add": Shape(flags: [:], options: [:], positionals: ["duration"])
+        case "stop": Shape(flags: ["--json": "json", "--yes": "yes", "-y": "yes"], options: [:], positionals: [])
+        case "snooze": Shape(flags: ["--json": "json"], options: [:], positionals: ["duration"])
+        case "add": Shape(flags: ["--json": "json"], options: [:], positionals: ["duration"])
         case "presets list": Shape(flags: ["--json": "json"], options: [:], positionals: [])
         case "sounds play": Shape(flags: [:], options: ["--device": "device", "--duration": "duration", "--events": "events", "--fade-in": "fadeIn", "--volume": "volume"], positionals: ["name|path"])
         default: nil

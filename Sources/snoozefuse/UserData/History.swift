@@ -89,10 +89,12 @@ struct History: ParsableCommand {
             }
             // One line per nap as it is read, into one buffer written at once; the summary is
             // tallied on the way (a long history is never held whole).
-            var text = Array(HistoryText.header.utf8)
+            // As wide as the terminal (or COLUMNS): below 117 columns the least needed go first.
+            let layout = HistoryLayout(width: HistoryLayout.availableWidth())
+            var text = Array(layout.header.utf8)
             var tally = NapHistorySummary.Tally()
             try since.forEach { nap in
-                HistoryText.append(nap, to: &text)
+                if layout.isFull { HistoryText.append(nap, to: &text) } else { layout.append(nap, to: &text) }
                 tally.add(nap)
             }
             let summary = tally.summary
@@ -299,3 +301,132 @@ enum HistoryText {
         digits(parts.tm_min, 2)
     }
 }
+
+/// The columns `history` shows in a narrower terminal than its 117 columns: the least needed go
+/// first (SNOOZES, ALARM, HOLD, LATE, BY, then OUTCOME), the start is shortened to the day and
+/// time below 60 columns, and SOUND → OUTPUT is cut to what is left. Every column is always in
+/// `--json` and the CSV export.
+struct HistoryLayout {
+    enum Column: CaseIterable {
+        case started, hold, asleep, napped, outcome, alarm, late, snoozes, by, sound
+    }
+
+    /// The full table's width: its longest header and the usual rows.
+    static let fullWidth = 117
+    /// The columns dropped, in this order, until the rest fit.
+    static let dropOrder: [Column] = [.snoozes, .alarm, .hold, .late, .by, .outcome]
+
+    let columns: [Column]
+    let width: Int
+    /// A start written `MM-DD HH:MM` rather than with its year.
+    let shortStart: Bool
+    var isFull: Bool { columns.count == Column.allCases.count && !shortStart && width >= Self.fullWidth }
+
+    /// The width to fit: COLUMNS when set, else standard output's terminal's; nil (no limit) for
+    /// a pipe or a file.
+    static func availableWidth() -> Int? {
+        if let columns = ProcessInfo.processInfo.environment["COLUMNS"].flatMap(Int.init), columns > 0 { return columns }
+        var size = winsize()
+        guard isatty(STDOUT_FILENO) == 1, ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return nil }
+        return Int(size.ws_col)
+    }
+
+    init(width given: Int?) {
+        width = given ?? .max
+        shortStart = width < 60
+        var columns = Column.allCases
+        for column in Self.dropOrder where Self.fixedWidth(columns, shortStart: shortStart) + 14 > width {
+            columns.removeAll { $0 == column }
+        }
+        self.columns = columns
+    }
+
+    /// Each column's width with its two spaces after it (the sound's is what is left).
+    static func width(of column: Column, shortStart: Bool) -> Int {
+        switch column {
+        case .started: shortStart ? 13 : 18
+        case .hold, .asleep, .napped, .snoozes: 9
+        case .outcome: 13
+        case .alarm: 7
+        case .late: 11
+        case .by: 10
+        case .sound: 0
+        }
+    }
+
+    static func fixedWidth(_ columns: [Column], shortStart: Bool) -> Int {
+        columns.reduce(0) { $0 + width(of: $1, shortStart: shortStart) }
+    }
+
+    static func title(_ column: Column) -> String {
+        switch column {
+        case .started: "STARTED"
+        case .hold: "HOLD"
+        case .asleep: "ASLEEP"
+        case .napped: "NAPPED"
+        case .outcome: "OUTCOME"
+        case .alarm: "ALARM"
+        case .late: "LATE"
+        case .snoozes: "SNOOZES"
+        case .by: "BY"
+        case .sound: "SOUND → OUTPUT"
+        }
+    }
+
+    var header: String {
+        guard !isFull else { return HistoryText.header }
+        var text: [UInt8] = []
+        for column in columns {
+            let title = Self.title(column)
+            if column == .sound {
+                HistoryText.append(title, &text)
+            } else {
+                HistoryText.pad(Self.width(of: column, shortStart: shortStart) - 2, &text) { HistoryText.append(title, &$0) }
+            }
+        }
+        return cut(String(decoding: text, as: UTF8.self)) + "\n"
+    }
+
+    /// One nap's line, within the width.
+    func append(_ nap: NapHistoryEntry, to text: inout [UInt8]) {
+        var line: [UInt8] = []
+        for column in columns {
+            let room = Self.width(of: column, shortStart: shortStart) - 2
+            switch column {
+            case .started:
+                var started: [UInt8] = []
+                if let seconds = nap.startedSeconds { HistoryText.localTime(seconds, into: &started) } else { HistoryText.append(nap.startedAt, &started) }
+                // `2026-11-20 10:00` → `11-20 10:00`.
+                line += shortStart && started.count > 5 ? started.dropFirst(5) : started[...]
+                line += [UInt8(ascii: " "), UInt8(ascii: " ")]
+            case .hold: HistoryText.pad(room, &line) { HistoryText.append(nap.hold ?? "-", &$0) }
+            case .asleep: HistoryText.pad(room, &line) { HistoryText.appendDuration(nap.fallAsleepSeconds, &$0) }
+            case .napped: HistoryText.pad(room, &line) { HistoryText.appendDuration(nap.napSeconds, &$0) }
+            case .outcome: HistoryText.pad(room, &line) { HistoryText.append(nap.outcome, &$0) }
+            case .alarm: HistoryText.pad(room, &line) { HistoryText.append(nap.alarmReason ?? "-", &$0) }
+            case .late: HistoryText.pad(room, &line) { HistoryText.appendMilliseconds(nap.latenessMs, &$0) }
+            case .snoozes: HistoryText.pad(room, &line) { HistoryText.appendInteger(nap.snoozes, &$0) }
+            case .by:
+                var holders: [UInt8] = []
+                HistoryText.appendHolders(nap, &holders)
+                let shown = String(decoding: holders, as: UTF8.self)
+                HistoryText.pad(room, &line) { HistoryText.append(shown.count > room ? String(shown.prefix(room - 1)) + "…" : shown, &$0) }
+            case .sound:
+                HistoryText.append(nap.sound ?? "-", &line)
+                if let output = nap.output { HistoryText.append(" → " + output, &line) }
+            }
+        }
+        HistoryText.append(cut(String(decoding: line, as: UTF8.self)), &text)
+        text.append(UInt8(ascii: "\n"))
+    }
+
+    /// `line` within the width (counted in characters), its end replaced by `…` when cut; trailing
+    /// blanks dropped.
+    func cut(_ line: String) -> String {
+        var line = line
+        while line.last == " " { line.removeLast() }
+        guard line.count > width else { return line }
+        return String(line.prefix(max(width - 1, 0))) + "…"
+    }
+}
+
