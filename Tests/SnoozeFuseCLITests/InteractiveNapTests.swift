@@ -117,7 +117,12 @@ struct InteractiveNapTests {
             seen.steps["ended"] = waitFor { window.status != nil }
             seen.numbers["status"] = Double(window.status ?? -1)
             seen.texts["outcome"] = home.lines(home.folder.path("events.jsonl")).last?["outcome"] as? String
+            seen.texts["last words"] = window.screen().last { $0.contains("alarm stopped") }
         }
+        // How long the nap was (1 s, from the end of the release to the alarm), and a greeting for the hour.
+        let greetings = ["Good morning.", "Good afternoon.", "Good evening.", "It is night: sleep well, or welcome back."]
+        #expect(seen.texts["last words"].map { words in words.hasPrefix("snoozefuse: alarm stopped. You slept 1s. ") && greetings.contains { words.hasSuffix($0) } } == true,
+                "\(seen.texts)")
         #expect(seen["rings after Enter, space, d"], "\(seen.texts)")
         #expect(seen["told it is wrong"], "\(seen.texts)")
         #expect(seen["rings after a wrong word"])

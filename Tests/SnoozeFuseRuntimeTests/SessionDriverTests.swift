@@ -125,6 +125,11 @@ struct SessionDriverTests {
         _ = await run.value
         let alarmRecord = observer.records.withLock { $0.first { $0.event == .alarm } }
         #expect(abs((alarmRecord?.latenessMs ?? -1) - expected) < 0.001, "\(String(describing: alarmRecord))")
+        // Its records count from when it was taken up, and never go back (the alarm's was counted
+        // from the due instant, the others from their own moments: 5.19, then 0).
+        let times = observer.records.withLock { $0.map(\.t) }
+        #expect(times == times.sorted(), "\(observer.records.withLock { $0.map { "\($0.event.rawValue) \($0.t)" } })")
+        #expect(alarmRecord?.t == 0 || late == 0, "taken up late, it rings at once: t=0, \(String(describing: alarmRecord))")
     }
 
     @Test func theSleepSoundPlaysFromTheReleaseAndIsClosedBeforeTheAlarmIsArmed() async {
@@ -215,6 +220,25 @@ struct SessionDriverTests {
         #expect(await run.value == .cancelled)
         #expect(alarm.events.withLock { $0.map(\.0) } == ["arm nap in 2s", "stop"])
         #expect(!observer.kinds.contains(.alarm))
+    }
+
+    /// A `heard` record's message says what its field says, to the tenth of a second ("0s after
+    /// it was due" beside `after` 0.7 before).
+    @Test func aHeardRecordsMessageAgreesWithItsFields() async {
+        let timers = SessionTimers(release: .seconds(30), nap: .seconds(600), max: .seconds(900), ringLimit: .seconds(1))
+        let (driver, _) = makeDriver(timers)
+        let (inputs, _) = AsyncStream.makeStream(of: SessionEvent.self)
+        let (notes, noteFeed) = AsyncStream.makeStream(of: SessionNote.self)
+        noteFeed.yield(.sink(.heard(sink: "speakers", level: 0.3, after: .milliseconds(740))))
+        let run = Task { await driver.run(startingWith: .start, inputs: inputs, notes: notes) }
+        while await clock.step(orUntil: { observer.records.withLock { $0.contains { $0.event == .heard } } }) != nil {}
+        let heard = observer.records.withLock { $0.first { $0.event == .heard } }
+        #expect(heard?.after == 0.74 && heard?.levelDbfs == -10.5, "\(String(describing: heard))")
+        #expect(heard?.message == "sink 'speakers' carries the alarm (-10.5 dBFS in its monitor, 0.7 s after it was due)", "\(String(describing: heard))")
+        run.cancel()
+        noteFeed.finish()
+        while await clock.step(orUntil: { observer.ended }) != nil {}
+        _ = await run.value
     }
 
     @Test func theMaxWarningIsRecordedOnceAtTheStart() async {

@@ -85,6 +85,10 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
             feed.yield(.notesEnded)
         }
         var run = RunState(session: initialSession ?? Session<C.Instant>(timers: timers))
+        // A session taken up where it stood (a guardian, `resume`) makes no phase record to start
+        // from: its `t` counts from now, so that no record of it goes back in time (its warnings
+        // were at 0 from their own moment, its alarm from the due instant, seconds before).
+        if initialSession != nil { run.origin = clock.now }
         var reported = run.session
         await onChange?(run.session, clock.now)
         var timer: Task<Void, Never>?
@@ -232,7 +236,7 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
         case .heard(let sink, let level, let after):
             let decibels = level > 0 ? (20 * log10(level) * 10).rounded() / 10 : -120
             var heard = record(.heard, at: instant, origin: origin,
-                               message: "sink '\(sink)' carries the alarm (\(decibels) dBFS in its monitor, \(after.compactDescription) after it was due)")
+                               message: "sink '\(sink)' carries the alarm (\(decibels) dBFS in its monitor, \((seconds(after) * 10).rounded() / 10) s after it was due)")
             heard.sink = sink
             heard.levelDbfs = decibels
             heard.after = seconds(after)

@@ -129,19 +129,48 @@ final class Console {
         message(line)
     }
 
+    /// When the nap timer started and when the alarm first rang, in the session's `t`: how long
+    /// the person slept (from the end of the release).
+    private var nappingSince: Double?
+    private var sleptSeconds: Double?
+
     func finish(outcome: SessionOutcome) {
         sayEarlyWarnings()
         clearArea()
         area = nil
         guard !quiet else { return }
         switch outcome {
-        case .dismissed: message("snoozefuse: alarm stopped. Good morning.")
+        case .dismissed:
+            let slept = sleptSeconds.map { " You slept \(Duration.milliseconds(Int64(($0 * 1000).rounded())).compactDescription)." } ?? ""
+            message("snoozefuse: alarm stopped.\(slept) \(Self.greeting(hour: Self.localHour()))")
         case .ringLimitReached: message("snoozefuse: the alarm rang for its limit and stopped.")
         case .cancelled: message("snoozefuse: cancelled.")
         }
     }
 
+    /// A greeting for the hour it is (0–23).
+    static func greeting(hour: Int) -> String {
+        switch hour {
+        case 5 ..< 12: "Good morning."
+        case 12 ..< 18: "Good afternoon."
+        case 18 ..< 22: "Good evening."
+        default: "It is night: sleep well, or welcome back."
+        }
+    }
+
+    /// The hour of the day on this machine's clock.
+    static func localHour() -> Int {
+        var now = time(nil)
+        var parts = tm()
+        localtime_r(&now, &parts)
+        return Int(parts.tm_hour)
+    }
+
     func render(_ record: SessionRecord) {
+        if record.event == .phase {
+            if record.phase == .napping, nappingSince == nil { nappingSince = record.t }
+            if record.phase == .ringing, sleptSeconds == nil, let since = nappingSince { sleptSeconds = max(record.t - since, 0) }
+        }
         if jsonLines, record.isEvent { writeLine(record.jsonLine(), to: STDOUT_FILENO) }
         // `fg` of a nap that runs says nothing to it: each record looks (at most one a second
         // while the area counts down), and the area comes back with the terminal.
