@@ -26,6 +26,33 @@ struct DoctorTests {
                    text: result.standardOutput + result.standardError)
     }
 
+    /// `--route` naming no sink of the server was said only when the alarm rang (issue 42): the
+    /// nap says it as it starts, and `--dry-run` too, listing the sinks there are; a route that
+    /// names one says nothing.
+    @Test func aRouteNamingNoSinkIsSaidAtTheStartAndInDryRun() async throws {
+        let pulse = try PrivatePulse()
+        defer { pulse.cleanUp() }
+        let (dryRun, nap, good) = try await onOwnThread { () throws -> (ProcessResult, ProcessResult, ProcessResult) in
+            try pulse.startDaemon()
+            let folder = try TemporaryFolder()
+            var environment = pulse.environment
+            for (name, sub) in [("XDG_STATE_HOME", "state"), ("XDG_DATA_HOME", "data"), ("XDG_CONFIG_HOME", "config")] {
+                environment[name] = folder.path(sub)
+            }
+            let snoozefuse = BuiltProducts.executable("snoozefuse")
+            let quick = ["nap", "--no-hold", "--release", "0", "--nap", "1", "--ring-limit", "1", "--device", "null", "--quiet"]
+            return (try runProcessBlocking(snoozefuse, quick + ["--route", "nosuchsink", "--dry-run"], environment: environment),
+                    try runProcessBlocking(snoozefuse, quick + ["--route", "nosuchsink,nullsink"], environment: environment),
+                    try runProcessBlocking(snoozefuse, quick + ["--route", "nullsink", "--dry-run"], environment: environment))
+        }
+        #expect(dryRun.status == 0, "\(dryRun.standardError)")
+        #expect(dryRun.standardError.contains("warning: --route names no sink of the sound server: 'nosuchsink'; the alarm plays on the default sink instead. Its sinks: nullsink"),
+                "\(dryRun.standardError)")
+        #expect(nap.status == 0, "\(nap.standardError)")
+        #expect(nap.standardError.contains("--route names no sink of the sound server: 'nosuchsink'; the alarm plays on the others"), "\(nap.standardError)")
+        #expect(good.status == 0 && !good.standardError.contains("--route names no sink"), "\(good.standardError)")
+    }
+
     @Test func aWorkingSinkIsAudibleAMutedOneIsNotAndTheInhibitorIsTriedAndReleased() async throws {
         let pulse = try PrivatePulse()
         defer { pulse.cleanUp() }

@@ -73,6 +73,7 @@ public final class LiveNap: Sendable {
         }
         let chosen = try AlarmSoundChoice.resolve(configuration.sound, notice: message)
         try AlarmSoundChoice.check(chosen)
+        if let route = RouteCheck.warning(for: configuration.route) { message("warning: \(route)") }
         let assembly = NapAssembly.fresh(configuration, sound: chosen, surroundings: surroundings, created: Date().timeIntervalSince1970)
         // A key held in this terminal: its true release where a keyboard device can be read.
         let keyRelease: Result<EvdevKeyRelease, KeyReleaseUnavailable>? = assembly.configuration.hold == .key && surroundings.inputIsTerminal
@@ -90,6 +91,7 @@ public final class LiveNap: Sendable {
         try loadAlarmLibraries()
         try AlarmSoundChoice.check(try AlarmSoundChoice.resolve(configuration.sound, notice: message))
         _ = try NapPluginInstances.check(configuration, logger: lineLogger(.error, message), notice: message)
+        if let route = RouteCheck.warning(for: configuration.route) { message("warning: \(route)") }
     }
 
     /// What taking a nap over from its live state comes to.
