@@ -86,6 +86,38 @@ struct ManualAndCompletionTests {
         #expect(result.standardOutput.split(separator: "\n").last?.split(separator: " ").contains("nap") == true, "\(result.standardOutput)")
     }
 
+    /// The person's own names complete (issue 42: the completion offered nothing after --preset,
+    /// --sound or `presets show`): saved presets after --preset and `presets show|remove` (only
+    /// saved ones for remove), sounds after --sound and `sounds play|export`, imported ones alone
+    /// for `sounds remove|rename`.
+    @Test func theBashCompletionCompletesTheUsersPresetAndSoundNames() throws {
+        let home = try NapHome()
+        #expect(try home.run(["presets", "save", "power", "--nap", "15m"]).status == 0)
+        let script = home.folder.path("snoozefuse.bash")
+        let generated = try runProcessBlocking(snoozefuse, ["--generate-completion-script", "bash"])
+        try generated.standardOutput.write(toFile: script, atomically: true, encoding: .utf8)
+        func complete(_ words: [String]) throws -> [String] {
+            let line = words.joined(separator: " ")
+            let array = words.map { "'\($0)'" }.joined(separator: " ")
+            var environment = home.environment
+            environment["PATH"] = BuiltProducts.folder.path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+            let result = try runProcessBlocking(executableInPath("bash"), ["--norc", "-c", """
+                source '\(script)' || exit 3
+                COMP_WORDS=(\(array)); COMP_CWORD=\(words.count - 1); COMP_LINE='\(line)'; COMP_POINT=\(line.count)
+                _snoozefuse snoozefuse '\(words[words.count - 1])' '\(words[words.count - 2])'
+                printf '%s\\n' "${COMPREPLY[@]}"
+                """], environment: environment)
+            return result.standardOutput.split(separator: "\n").map(String.init)
+        }
+        #expect(try complete(["snoozefuse", "nap", "--preset", "po"]) == ["power"])
+        #expect(try complete(["snoozefuse", "nap", "--preset", ""]).sorted() == ["basic", "power", "quick-test"])
+        #expect(try complete(["snoozefuse", "presets", "show", "p"]) == ["power"])
+        #expect(try complete(["snoozefuse", "presets", "remove", ""]) == ["power"], "only saved presets can be removed")
+        #expect(try complete(["snoozefuse", "nap", "--sound", "ch"]) == ["chime"])
+        #expect(try complete(["snoozefuse", "sounds", "play", "ge"]) == ["gentle"])
+        #expect(try complete(["snoozefuse", "sounds", "remove", ""]).isEmpty, "built-in sounds cannot be removed")
+    }
+
     @Test func theZshCompletionLoadsAsACompletionFunction() async throws {
         let folder = try TemporaryFolder(prefix: "snoozefuse-completion")
         let generated = try await runProcess(snoozefuse, ["--generate-completion-script", "zsh"])

@@ -61,7 +61,7 @@ struct Nap: ParsableCommand {
         """
     )
 
-    @Option(help: settingHelp(.preset))
+    @Option(help: settingHelp(.preset), completion: .custom { _, _, prefix in CompletionNames.presets(prefix: prefix) })
     var preset: String?
 
     @Option(help: settingHelp(.hold), completion: .list(HoldSource.allCases.map(\.rawValue)))

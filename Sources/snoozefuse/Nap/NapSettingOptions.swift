@@ -20,7 +20,7 @@ struct NapSettingOptions: ParsableArguments {
     @Option(parsing: .unconditional, help: settingHelp(.max)) var max: String?
     @Option(name: .customLong("ring-limit"), parsing: .unconditional, help: settingHelp(.ringLimit)) var ringLimit: String?
     @Option(parsing: .unconditional, help: settingHelp(.snooze)) var snooze: String?
-    @Option(help: settingHelp(.sound)) var sound: String?
+    @Option(help: settingHelp(.sound), completion: .custom { _, _, prefix in CompletionNames.sounds(prefix: prefix) }) var sound: String?
     @Option(parsing: .unconditional, help: settingHelp(.volume)) var volume: String?
     @Option(name: .customLong("fade-in"), parsing: .unconditional, help: settingHelp(.fadeIn)) var fadeIn: String?
     @Option(help: settingHelp(.device)) var device: String?

@@ -24,7 +24,8 @@ struct Sounds: AsyncParsableCommand {
             """
         )
 
-        @Argument(help: ArgumentHelp("A built-in sound's name or a sound file (omit for the synthesized tone).", valueName: "name|path"))
+        @Argument(help: ArgumentHelp("A built-in sound's name or a sound file (omit for the synthesized tone).", valueName: "name|path"),
+                  completion: .custom { _, _, prefix in CompletionNames.sounds(prefix: prefix) })
         var path: String?
 
         @Option(help: ArgumentHelp("How long to play (default: one pass of the file, at most 30s; 3s for the built-in tone).", valueName: "duration"), transform: parseDurationOption)

@@ -198,7 +198,8 @@ extension Sounds {
             commandName: "remove",
             abstract: "Remove an imported sound (built-in sounds cannot be removed: exit 64).")
 
-        @Argument(help: ArgumentHelp("The sound's name.", valueName: "name"))
+        @Argument(help: ArgumentHelp("The sound's name.", valueName: "name"),
+                  completion: .custom { _, _, prefix in CompletionNames.sounds(prefix: prefix, importedOnly: true) })
         var name: String
 
         func run() throws {
@@ -215,7 +216,8 @@ extension Sounds {
             abstract: "Rename an imported sound (built-in sounds cannot be renamed or overwritten: exit 64).",
             discussion: "The new name is written into the sound file too (a new copy, moved into place atomically), then into the index.")
 
-        @Argument(help: ArgumentHelp("The sound's name.", valueName: "name"))
+        @Argument(help: ArgumentHelp("The sound's name.", valueName: "name"),
+                  completion: .custom { _, _, prefix in CompletionNames.sounds(prefix: prefix, importedOnly: true) })
         var name: String
 
         @Argument(help: ArgumentHelp("Its new name.", valueName: "new-name"))
@@ -235,7 +237,8 @@ extension Sounds {
             abstract: "Write a sound to a CAF file.",
             discussion: "With --notification, a CAF file iOS accepts as a notification sound: 16-bit linear PCM, trimmed to 29.5 s with a fade-out if longer.")
 
-        @Argument(help: ArgumentHelp("The sound's name (built-in or imported).", valueName: "name"))
+        @Argument(help: ArgumentHelp("The sound's name (built-in or imported).", valueName: "name"),
+                  completion: .custom { _, _, prefix in CompletionNames.sounds(prefix: prefix) })
         var name: String
 
         @Argument(help: ArgumentHelp("The file to write (replaced if it exists).", valueName: "out"))

@@ -100,7 +100,8 @@ struct Presets: ParsableCommand {
             commandName: "show",
             abstract: "Show every value a preset holds (exit 66 when there is no such preset).")
 
-        @Argument(help: ArgumentHelp("The preset's name.", valueName: "name"))
+        @Argument(help: ArgumentHelp("The preset's name.", valueName: "name"),
+                  completion: .custom { _, _, prefix in CompletionNames.presets(prefix: prefix) })
         var name: String
 
         @Flag(help: "Print the preset as JSON on standard output.")
@@ -160,7 +161,8 @@ struct Presets: ParsableCommand {
             commandName: "remove",
             abstract: "Remove a saved preset (built-in presets cannot be removed: exit 64; no such preset: exit 66).")
 
-        @Argument(help: ArgumentHelp("The preset's name.", valueName: "name"))
+        @Argument(help: ArgumentHelp("The preset's name.", valueName: "name"),
+                  completion: .custom { _, _, prefix in CompletionNames.presets(prefix: prefix, savedOnly: true) })
         var name: String
 
         func run() throws {
