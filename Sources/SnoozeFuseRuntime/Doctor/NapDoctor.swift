@@ -200,16 +200,20 @@ public enum NapDoctor {
 
     private static func examineWakeAlarm() -> [DoctorCheck] {
         var checks: [DoctorCheck] = []
+        let wakealarm = WakeAlarmTimer.realTimeClockPath + "/wakealarm"
+        let hasClock = access(wakealarm, F_OK) == 0
         do {
             _ = try WakeAlarmTimer()
+            // Never "it wakes the machine" beside "nothing can wake this machine": the timer is
+            // only as good as the clock that fires it.
             checks.append(DoctorCheck(check: "wake-alarm", verdict: .ok,
-                                      detail: "CLOCK_BOOTTIME_ALARM timers can be made (CAP_WAKE_ALARM): a nap wakes a suspended machine for its alarm"))
+                                      detail: hasClock ? "CLOCK_BOOTTIME_ALARM timers can be made (CAP_WAKE_ALARM): a nap wakes a suspended machine for its alarm"
+                                          : "CLOCK_BOOTTIME_ALARM timers can be made (CAP_WAKE_ALARM), but without a real-time clock (below) they cannot wake this machine"))
         } catch {
             checks.append(DoctorCheck(check: "wake-alarm", verdict: .warning, detail: "\(error)",
                                       fix: "run as root or from a local session on systemd 254 or later (which grants CAP_WAKE_ALARM); otherwise keep the machine from suspending"))
         }
-        let wakealarm = WakeAlarmTimer.realTimeClockPath + "/wakealarm"
-        if access(wakealarm, F_OK) == 0 {
+        if hasClock {
             checks.append(DoctorCheck(check: "real-time-clock", verdict: .ok, detail: "\(wakealarm) exists: the hardware clock can wake the machine"))
         } else {
             checks.append(DoctorCheck(check: "real-time-clock", verdict: .warning,
