@@ -133,7 +133,7 @@ public final class PluginChildProcess: Sendable {
     /// its own, however its plugin hangs, by ending what the plugin detached (it is their child
     /// subreaper) and exiting; what is left after ``termGrace`` is SIGKILLed. A host SIGKILLed at
     /// once left the plugin's detached processes to the nap, unmarked when the plugin had emptied
-    /// their environment. Never blocks: the audio thread calls it.
+    /// their environment. Never blocks: the threads that watch a plugin call it.
     public func killAsHung(_ reason: String) {
         state.hung.withLock { $0 = $0 ?? reason }
         group.signalGroup(SIGTERM)

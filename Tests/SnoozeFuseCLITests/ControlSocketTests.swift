@@ -417,7 +417,7 @@ struct DamagedStateTests {
             seen.texts["status after snooze"] = home.status()
             try run("snooze again", ["snooze", "40s"])
             let before = ends()
-            try run("add -5s", ["add", "-5s"])
+            try run("add -5s", ["add", "-5s", "--json"])
             if let before, let after = ends() { seen.numbers["moved"] = after - before }
             try run("add 0s", ["add", "0s", "--json"])
             try run("add nothing", ["add"])

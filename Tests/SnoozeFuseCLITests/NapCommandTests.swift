@@ -129,7 +129,6 @@ struct NapCommandTests {
 
     @Test("bad flags and values exit 64 with a message", arguments: [
         (["--bogus"], "--bogus"),
-        (["--preset", "nope"], "unknown preset \"nope\" for --preset"),
         (["--events", "xml"], "--events"),
         (["--max", "0"], "max must be longer than zero"),
     ])
@@ -137,6 +136,14 @@ struct NapCommandTests {
         let result = try await runProcess(snoozefuse, ["nap", "--no-hold"] + arguments)
         #expect(result.status == 64)
         #expect(result.standardError.contains(message), "\(result.standardError)")
+    }
+
+    /// A preset that is not there is missing input, as an unknown sound is (66, as the README's
+    /// table says; it was 64), with its message.
+    @Test func anUnknownPresetExits66WithAMessage() async throws {
+        let result = try await runProcess(snoozefuse, ["nap", "--no-hold", "--preset", "nope"])
+        #expect(result.status == 66)
+        #expect(result.standardError.contains("unknown preset \"nope\" for --preset"), "\(result.standardError)")
     }
 
     @Test func versionAndHelp() async throws {

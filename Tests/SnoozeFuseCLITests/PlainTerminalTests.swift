@@ -66,7 +66,7 @@ struct PlainTerminalTests {
             line.range(of: "snoozefuse: warning:").map { String(line[$0.lowerBound...]) }
         }
         #expect(warnings.count == 1, "\(warnings)")
-        #expect(warnings.allSatisfy { $0.count <= 80 && $0.hasSuffix("(details: snoozefuse doctor)") }, "\(warnings)")
+        #expect(warnings.allSatisfy { $0.count <= 80 && $0.hasSuffix("(see snoozefuse doctor)") }, "\(warnings)")
         let events = seen.texts["events"] ?? ""
         #expect(events.contains("nothing keeps this machine awake during the nap") && events.contains("install and start D-Bus"), "\(events)")
         #expect(seen.texts["verbose"]?.contains("install and start D-Bus") == true, "\(seen.texts["verbose"] ?? "")")

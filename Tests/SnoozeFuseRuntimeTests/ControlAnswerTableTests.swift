@@ -115,8 +115,12 @@ struct ControlAnswerTableTests {
             let snooze = await answer(ControlRequest(.snooze, seconds: seconds), holder: .nap, in: .ringing)
             #expect(!snooze.ok && snooze.message.hasPrefix("not a length"), "snooze \(seconds): \(snooze)")
         }
-        let year = await answer(ControlRequest(.add, seconds: -366 * 86_400), holder: .nap, in: .napping)
-        #expect(year.ok && year.message == "alarm moved")
+        // A year either way is a length: later, the alarm moves (to a day at most); sooner, an alarm
+        // a few seconds away cannot come sooner (never within 10 s), which is said, not sent.
+        let later = await answer(ControlRequest(.add, seconds: 366 * 86_400), holder: .nap, in: .napping)
+        #expect(later.ok && later.message == "alarm moved", "\(later)")
+        let sooner = await answer(ControlRequest(.add, seconds: -366 * 86_400), holder: .nap, in: .napping)
+        #expect(!sooner.ok && sooner.message.hasPrefix("the alarm did not move"), "\(sooner)")
     }
 
     /// Only `status` carries the live state; every other answer is its few fields.

@@ -19,7 +19,7 @@ public enum LiveStateRange {
     public static let sinkPercent: ClosedRange<Double> = 0 ... 1_000
     public static let count: ClosedRange<Double> = 0 ... 1_000_000
     /// A lateness in milliseconds, either way: up to 31 years.
-    public static let latenessMs: ClosedRange<Double> = -1e9 ... 1e9
+    public static let latenessMs: ClosedRange<Double> = -1e12 ... 1e12
 
     /// Every number of a live state by its path (`[]` stands for each element of an array), and
     /// its range. A test checks that every number of a state with every member is here.

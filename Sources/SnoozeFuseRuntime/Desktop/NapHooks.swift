@@ -38,12 +38,14 @@ final class NapHooks: Sendable {
         var waiters: [CheckedContinuation<Void, Never>] = []
         /// The hooks running now, by process, with their moment.
         var processes: [Int32: Moment] = [:]
-        /// The nap has ended (``finish()``): only its `dismiss` and `end` hooks still have their time.
+        /// The nap has ended (``finish()``): only its `alarm`, `dismiss` and `end` hooks still have
+        /// their time.
         var finishing = false
     }
 
-    /// The moments whose hooks keep their time once the nap has ended.
-    static let momentsOfTheEnd: Set<Moment> = [.dismiss, .end]
+    /// The moments whose hooks keep their time once the nap has ended: the alarm's (a light, a
+    /// message sent, which a quick dismissal must not cut off) and the end's.
+    static let momentsOfTheEnd: Set<Moment> = [.alarm, .dismiss, .end]
 
     /// - Parameters:
     ///   - paths: the user's folders (hooks in `config/hooks/`, the log in `state/hooks.log`).
@@ -64,7 +66,7 @@ final class NapHooks: Sendable {
 
     /// Waits until every hook started so far has ended or been killed (at most ``timeLimit``). A
     /// hook of a moment that has passed (a `start` hook still running) is stopped now: only the
-    /// `dismiss` and `end` hooks may hold up the program's exit (a hung `start` hook held it 10 s).
+    /// `alarm`, `dismiss` and `end` hooks may hold up the program's exit (a hung `start` hook held it 10 s).
     func finish() async {
         let passed = state.withLock { state -> [Int32] in
             state.finishing = true
@@ -220,7 +222,7 @@ final class NapHooks: Sendable {
             return
         }
         if status != 0, state.withLock({ $0.finishing }), !Self.momentsOfTheEnd.contains(moment), (status & 0x7f) == SIGKILL {
-            report("hook \(moment.rawValue) was still running when the nap ended and was stopped (\(path)): only the dismiss and end hooks have their \(Self.timeLimit.components.seconds)s after it")
+            report("hook \(moment.rawValue) was still running when the nap ended and was stopped (\(path)): only the alarm, dismiss and end hooks have their \(Self.timeLimit.components.seconds)s after it")
         } else if status != 0 {
             report("hook \(moment.rawValue) \(ProcessSpawn.describe(status)) (\(path); its output is in \(logPath))")
         }

@@ -296,10 +296,15 @@ public final class LiveNap: Sendable {
         ports.initialSession = assembly.initialSession
         // Said in the `alarm` event: which source plays (a plugin that fails mid-alarm is replaced
         // by the built-in tone, which an `output` event says).
-        let playing: String = switch sound {
-        case .builtInTone: "the built-in tone"
-        default: audible == chosen ? "sound \(configuration.sound ?? BuiltInSounds.defaultName)"
-            : "sound \(BuiltInSounds.defaultName) (the one chosen is too quiet)"
+        let playing: String = if sound == .builtInTone {
+            "the built-in tone"
+        } else if !assembly.isFresh {
+            // Taken over: the file that plays (the saved one, or the built-in sound when it is gone).
+            "sound \(sound.filePath ?? BuiltInSounds.defaultName)"
+        } else if audible == chosen {
+            "sound \(configuration.sound ?? BuiltInSounds.defaultName)"
+        } else {
+            "sound \(BuiltInSounds.defaultName) (the one chosen is too quiet)"
         }
         ports.alarmSound = plugins?.stream.map { "plugin \($0.child.info.id)" } ?? playing
         // Keeps the machine awake from now until the nap ends, wakes it for the alarm, and shows

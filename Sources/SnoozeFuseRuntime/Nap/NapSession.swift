@@ -45,8 +45,8 @@ public struct NapConfiguration: Sendable, Hashable {
     public var showsCountdown: Bool
     /// Colour on the terminal (the bell's flash).
     public var usesColour: Bool
-    /// The terminal may have its cursor moved (false: `--plain`, TERM=dumb): the bell writes one
-    /// plain line.
+    /// False for a terminal that may not have its cursor moved (`--plain`, TERM=dumb): the bell
+    /// writes one plain line, then rings alone.
     public var movesCursor: Bool
 
     public init(timers: SessionTimers, presetName: String, hold: HoldSource, idleAfter: Duration = .seconds(10), sound: String? = nil, volume: Int = 80,
@@ -231,14 +231,19 @@ public final class NapSession<C: Clock>: Sendable where C.Duration == Duration {
         saveBell?.ring()
     }
 
-    /// Blocks until a change after the first `changes` is saved, at most `limit`: the session as
-    /// then saved, or nil when none came in time. For another terminal's answer, on the control
-    /// thread (never the nap's loop, which makes the change).
-    public func waitForSave(after changes: Int, atMost limit: Duration) -> Session<C.Instant>? {
+    /// Blocks until a change after the first `changes` is saved whose session `done` says is the
+    /// one waited for, at most `limit`: that session, or nil when none came in time. For another
+    /// terminal's answer, on the control thread (never the nap's loop, which makes the change).
+    public func waitForSave(after changes: Int, atMost limit: Duration,
+                            until done: (Session<C.Instant>) -> Bool = { _ in true }) -> Session<C.Instant>? {
         let deadline = BootInstant.now.advanced(by: limit)
+        var seen = changes
         while true {
             let (session, count) = saved
-            if count > changes { return session }
+            if count > seen, let session {
+                if done(session) { return session }
+                seen = count
+            }
             guard let saveBell, BootInstant.now < deadline else { return nil }
             _ = saveBell.wait(until: deadline)
         }

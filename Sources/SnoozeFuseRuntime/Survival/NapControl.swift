@@ -295,7 +295,10 @@ public enum ControlAnswer {
             }
             let before = session.saved.changes
             session.send(.snooze(length))
-            guard let after = session.waitForSave(after: before, atMost: applyLimit), after.phase == .snoozed else {
+            // The save that shows it: one still ringing (saved just before the snooze was made) is
+            // not it.
+            guard let after = session.waitForSave(after: before, atMost: applyLimit, until: { $0.phase != .ringing }),
+                  after.phase == .snoozed else {
                 return ControlReply(ok: false, message: "the alarm was not snoozed (the nap is \(session.phase.rawValue))", state: nil)
             }
             message = "snoozed"
@@ -308,23 +311,32 @@ public enum ControlAnswer {
             }
             guard let change = Self.length(seconds) else { return Self.notALength(seconds) }
             let (saved, before) = session.saved
-            // What the nap would make of it, on a copy: a move that changes nothing (the alarm
-            // already as near as it may be, or as far) is said, and not sent.
-            if var preview = saved {
-                let now = session.now
-                let due = preview.alarmToKeep(now: now)?.due
+            let now = session.now
+            let due = saved?.alarmToKeep(now: now)?.due
+            // What the nap would make of it, on a copy of the session as last saved (when that is
+            // the phase this answer sees): a move that does not go the way asked (the alarm already
+            // as near as it may be, or as far) is said, and not sent.
+            if var preview = saved, preview.phase == phase, let due {
                 _ = preview.handle(.adjust(change), at: now)
-                if preview.alarmToKeep(now: now)?.due == due {
+                let moved = preview.alarmToKeep(now: now).map { due.duration(to: $0.due) } ?? .zero
+                if moved == .zero || (moved < .zero) != (change < .zero) {
                     return ControlReply(ok: false, message: "the alarm did not move: it is never moved within 10 s of now, nor past the longest a nap may wait", state: nil)
                 }
             }
             session.send(.adjust(change))
-            guard session.waitForSave(after: before, atMost: applyLimit) != nil else {
+            // The save that shows the move, or that the alarm came first (it rang, or the nap ended).
+            guard let after = session.waitForSave(after: before, atMost: applyLimit, until: { saved in
+                !(saved.phase == .napping || saved.phase == .snoozed) || saved.alarmToKeep(now: now)?.due != due
+            }) else {
                 return ControlReply(ok: false, message: "the nap did not move its alarm within \(applyLimit.components.seconds) s", state: nil)
+            }
+            guard after.phase == .napping || after.phase == .snoozed else {
+                return ControlReply(ok: false, message: "the alarm was not moved: the nap is \(after.phase.rawValue)", state: nil)
             }
             message = "alarm moved"
         }
-        return ControlReply(ok: true, message: message, state: request.withState == true ? state() : nil)
+        // The state after the change; none for stop, whose change (the nap ends) is made after the answer.
+        return ControlReply(ok: true, message: message, state: request.withState == true && request.command != .stop ? state() : nil)
     }
 
     /// `seconds` as a length, to the millisecond; nil beyond a year either way (or not a number),

@@ -192,7 +192,7 @@ struct Stop: ParsableCommand {
     @Flag(name: [.customShort("y"), .long], help: "Cancel a nap that has not rung without asking.")
     var yes = false
 
-    @Flag(help: "Also print the answer as one JSON object on standard output: ok, message, and the nap's state after the change.")
+    @Flag(help: "Also print the answer as one JSON object on standard output: ok and message (the nap ends with it: no state).")
     var json = false
 
     func run() throws {
@@ -284,9 +284,10 @@ struct Add: ParsableCommand {
               let at = arguments.firstIndex(where: { $0.count > 1 && $0.hasPrefix("-") && $0.dropFirst().first?.isNumber == true }) else {
             return arguments
         }
+        // The options stay before `--` (`add -5m --json`), the duration after it.
         var arguments = arguments
-        arguments.insert("--", at: at)
-        return arguments
+        let duration = arguments.remove(at: at)
+        return arguments + ["--", duration]
     }
 
     func signedDuration() throws -> Duration {

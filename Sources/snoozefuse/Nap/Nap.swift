@@ -142,8 +142,10 @@ extension Nap: LoopCommand {
             throw ExitStatus.usage
         }
         let terminal = TerminalStyle.detect(plain: plain)
+        // The bell's plain line is for a terminal that cannot move its cursor; off a terminal
+        // (a pipe, a log) it writes its line at every ring, as ever.
         let configuration = resolved.configuration(showsCountdown: !resolved.quiet && terminal.movesCursor, usesColour: terminal.usesColour,
-                                                   movesCursor: terminal.movesCursor)
+                                                   movesCursor: terminal.movesCursor || !terminal.isTerminal)
         // A bad sound file, an unknown plugin or a configuration a plugin refuses is reported now
         // (exit 65/66/64/78), not when the alarm should ring.
         let nap: LiveNap

@@ -65,8 +65,7 @@ final class Console {
         }
     }
 
-    /// Warnings said before the nap has begun (its set-up's, and the first records'), kept to be
-    /// said as one line; nil once said.
+    /// The set-up's warnings, kept while they are read to be said as one line; nil once said.
     private var earlyWarnings: [String]? = []
 
     /// What the set-up said before the nap began (``LinesUntilTheNap``): the warnings become one
@@ -81,6 +80,9 @@ final class Console {
             if jsonLines { writeLine(SessionRecord(.warning, elapsed: .zero, wall: Date(), message: text).jsonLine(), to: STDOUT_FILENO) }
             warn(text)
         }
+        // Said now, before the instruction that matters (never held until the nap's first record,
+        // which a key hold or a taken-over nap may make only much later).
+        sayEarlyWarnings()
     }
 
     static let warningPrefix = "warning: "
@@ -101,13 +103,13 @@ final class Console {
         guard let warnings = earlyWarnings else { return }
         earlyWarnings = nil
         guard let first = warnings.first else { return }
-        let more = warnings.count > 1 ? " (and \(warnings.count - 1) more)" : ""
+        let more = warnings.count > 1 ? " (and \(warnings.count - 1) more: --verbose shows them)" : ""
         message(oneLine("snoozefuse: warning: \(first)", then: more))
     }
 
     /// `text` on one line of the terminal, then `tail`; cut, it ends with where the rest is.
     private func oneLine(_ text: String, then tail: String) -> String {
-        let pointer = " (details: snoozefuse doctor)"
+        let pointer = " (see snoozefuse doctor)"
         let whole = text + tail
         if whole.count <= width() - 1, !whole.contains("\n") { return whole }
         return Self.shortened(text, to: max(width() - 1 - tail.count - pointer.count, 20)) + tail + pointer
@@ -177,9 +179,6 @@ final class Console {
         if background, area != nil, record.event == .countdown || record.event == .phase, ForegroundKeys.isForeground() == true {
             background = false
         }
-        // The nap has begun (its first phase, its countdown, what the keys can do): what was kept
-        // to be said before it is said now, as one line.
-        if earlyWarnings != nil, [.phase, .countdown, .prompt, .heartbeat, .alarm].contains(record.event) { sayEarlyWarnings() }
         switch record.event {
         case .warning, .guardian:
             warn(record.message ?? "")
