@@ -111,8 +111,11 @@ public final class PulseSinkOutput: PCMWritable {
     private var started = false
     /// Monitors connected corked before the first write, to uncork once they are ready.
     private var corkedUntilStart: Set<String> = []
-    /// When the first write was sent, until the first monitor records (then nil).
-    private var waitingForAMonitorSince: BootInstant?
+    /// When the streams and their monitors were opened.
+    private let openedAt = BootInstant.now
+    /// Opened this close to the first write, the monitors have not begun to record when the alarm
+    /// starts (a nap taken over after its deadline opens its output as it rings, not 2 s before).
+    static let openedLate = Duration.seconds(1)
     /// The bytes of the float conversion of an S16 write.
     private var scratch: [Float] = []
 
@@ -308,7 +311,12 @@ public final class PulseSinkOutput: PCMWritable {
         guard let base = bytes.baseAddress else { return }
         if !started {
             tell(.started)
-            waitingForAMonitorSince = BootInstant.now
+            // Measured on PulseAudio: monitors connected as the alarm starts bring their first
+            // samples 1.1-1.4 s after the first write (a quarter second for ones connected 2 s
+            // ahead), and the proof could not come before; on a busy machine that crossed the 2 s
+            // after which the nap escalates. That time, up to a monitor's longest delay, is not
+            // silence: said at once, before any escalation is due.
+            if openedAt.duration(to: BootInstant.now) < Self.openedLate { tell(.paused(Self.monitorDelay)) }
         }
         var sent = Dictionary(playing.keys.map { ($0, 0) }, uniquingKeysWith: { first, _ in first })
         var lastProgress = BootInstant.now
@@ -409,21 +417,7 @@ public final class PulseSinkOutput: PCMWritable {
         }
         for (name, stream) in monitors where stream.isReady {
             var verdicts: [AlarmEchoDetector.Verdict] = []
-            var recorded = false
-            stream.read({
-                recorded = true
-                verdicts += detector.recorded($0, from: name)
-            }, hole: { detector.recordedGap(frames: $0, from: name) })
-            // A monitor connected as the alarm starts (a nap taken over after its deadline opens
-            // its streams as it rings, not 2 s before) brings its first samples a second or more
-            // after the first write (measured on PulseAudio: 1.1-1.4 s, against a quarter second
-            // for one connected ahead): until one does, no proof can come, and that time (up to a
-            // monitor's longest delay) is not silence. A monitor's usual first fragment is.
-            if recorded, let since = waitingForAMonitorSince {
-                waitingForAMonitorSince = nil
-                let late = min(since.duration(to: BootInstant.now), Self.monitorDelay)
-                if late >= .milliseconds(500) { tell(.paused(late)) }
-            }
+            stream.read({ verdicts += detector.recorded($0, from: name) }, hole: { detector.recordedGap(frames: $0, from: name) })
             for verdict in verdicts where verdict.kind == .matched {
                 tell(.carried(sink: name, level: verdict.monitorLevel,
                               writtenSeconds: verdict.writtenFrame.map { Double($0) / Double(format.sampleRate) }))
