@@ -65,12 +65,14 @@ final class Console {
         }
     }
 
-    /// The set-up's warnings, kept while they are read to be said as one line; nil once said.
-    private var earlyWarnings: [String]? = []
+    /// The set-up's warnings, kept while ``sayBeforeTheNap(_:)`` reads them to say them as one
+    /// line; nil otherwise (a record's warning is said at once).
+    private var earlyWarnings: [String]?
 
     /// What the set-up said before the nap began (``LinesUntilTheNap``): the warnings become one
     /// line on a terminal (all of them with --verbose, off a terminal, and in --events).
     func sayBeforeTheNap(_ lines: [String]) {
+        earlyWarnings = []
         for line in lines {
             guard line.hasPrefix(Self.warningPrefix) else {
                 message("snoozefuse: \(line)")
@@ -87,8 +89,8 @@ final class Console {
 
     static let warningPrefix = "warning: "
 
-    /// A warning: kept for one line while the nap has not begun, then one line each (cut to the
-    /// terminal's width), whole with --verbose or off a terminal.
+    /// A warning: kept for one line among the set-up's, else one line each (cut to the terminal's
+    /// width), whole with --verbose or off a terminal.
     private func warn(_ text: String) {
         guard terminal.isTerminal, !verbose else { return message("snoozefuse: warning: \(text)") }
         if earlyWarnings != nil {
