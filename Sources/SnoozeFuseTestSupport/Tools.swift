@@ -299,3 +299,10 @@ public func wholeProcFile(_ path: String) -> String {
     while case let count = read(descriptor, &chunk, chunk.count), count > 0 { bytes += chunk[..<count] }
     return String(decoding: bytes, as: UTF8.self)
 }
+
+/// Whether `pid` is a process that has not ended (a zombie waiting for its reaper has).
+public func isRunning(_ pid: Int32) -> Bool {
+    guard kill(pid, 0) == 0 else { return false }
+    let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+    return !(stat.split(separator: ")").last?.trimmingCharacters(in: .whitespaces).hasPrefix("Z") ?? true)
+}

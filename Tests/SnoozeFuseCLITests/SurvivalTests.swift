@@ -75,13 +75,6 @@ func waitFor(_ limit: Duration = .seconds(60), _ condition: () -> Bool) -> Bool 
     return condition()
 }
 
-/// Whether `pid` is a process that has not ended (a zombie waiting for its reaper has).
-func isRunning(_ pid: Int32) -> Bool {
-    guard kill(pid, 0) == 0 else { return false }
-    let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
-    return !(stat.split(separator: ")").last?.trimmingCharacters(in: .whitespaces).hasPrefix("Z") ?? true)
-}
-
 /// The due instant of the live state's alarm, in seconds since 1970.
 func alarmDue(_ state: [String: Any]?) -> Double? {
     ((state?["alarm"] as? [String: Any])?["due"] as? [String: Any])?["wallSeconds"] as? Double

@@ -33,6 +33,11 @@ struct PluginAttackTests {
         ]
     }
 
+    /// The pids a detaching attacker wrote into `file` (TEST_DETACHED_PID_FILE), one a line.
+    static func detachedPIDs(_ file: String) -> [Int32] {
+        ((try? String(contentsOfFile: file, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { Int32($0) }
+    }
+
     /// Builds `attackers` into `folder`; returns each one's path.
     @discardableResult
     func build(_ attackers: [Attacker], in folder: PluginFolder) throws -> [String: String] {
@@ -218,14 +223,8 @@ struct PluginAttackTests {
         defer { folder.cleanUp() }
         let path = try #require(try build([attacker], in: folder)[attacker.name])
         let pids = folder.path + "/detached.pids"
-        @Sendable func detached() -> [Int32] {
-            ((try? String(contentsOfFile: pids, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { Int32($0) }
-        }
-        @Sendable func running(_ pid: Int32) -> Bool {
-            let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
-            return !stat.isEmpty && !(stat.split(separator: ")").last?.trimmingCharacters(in: .whitespaces).hasPrefix("Z") ?? true)
-        }
-        defer { for pid in detached() where running(pid) { kill(pid, SIGKILL) } }
+        @Sendable func detached() -> [Int32] { Self.detachedPIDs(pids) }
+        defer { for pid in detached() where isRunning(pid) { kill(pid, SIGKILL) } }
         var checkEnvironment = ProcessInfo.processInfo.environment
         checkEnvironment["TEST_DETACHED_PID_FILE"] = pids
         var napEnvironment = pluginEnvironment(folder, cache: try TemporaryFolder())
@@ -235,14 +234,14 @@ struct PluginAttackTests {
         let (check, afterCheck, nap, afterNap) = try await onOwnThread { [checkEnvironment, napEnvironment] in
             let check = try runWatchingChildren(snoozefuse, ["plugins", "check", path, "--json"], environment: checkEnvironment)
             let afterCheck = detached()
-            let afterCheckRunning = afterCheck.filter(running)
+            let afterCheckRunning = afterCheck.filter(isRunning)
             // A nap with it as the source: whatever it detached ends with its instance.
             let nap = try runWatchingChildren(snoozefuse, [
                 "nap", "--no-hold", "--preset", "quick-test", "--release", "0", "--nap", "1", "--ring-limit", "2",
                 "--device", "null", "--events", "jsonl", "--quiet", "--source", attacker.id,
             ], environment: napEnvironment)
             let afterNap = detached().filter { !afterCheck.contains($0) }
-            return (check, (afterCheck, afterCheckRunning), nap, (afterNap, afterNap.filter(running)))
+            return (check, (afterCheck, afterCheckRunning), nap, (afterNap, afterNap.filter(isRunning)))
         }
         #expect(check.status == 65, "\(check.output)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(check.output.utf8)) as? [String: Any], "\(check.output)")
@@ -269,14 +268,8 @@ struct PluginAttackTests {
         defer { folder.cleanUp() }
         _ = try #require(try build([attacker], in: folder)[attacker.name])
         let pids = folder.path + "/detached.pids"
-        @Sendable func detached() -> [Int32] {
-            ((try? String(contentsOfFile: pids, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { Int32($0) }
-        }
-        @Sendable func running(_ pid: Int32) -> Bool {
-            let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
-            return !stat.isEmpty && !(stat.split(separator: ")").last?.trimmingCharacters(in: .whitespaces).hasPrefix("Z") ?? true)
-        }
-        defer { for pid in detached() where running(pid) { kill(pid, SIGKILL) } }
+        @Sendable func detached() -> [Int32] { Self.detachedPIDs(pids) }
+        defer { for pid in detached() where isRunning(pid) { kill(pid, SIGKILL) } }
         var environment = pluginEnvironment(folder, cache: try TemporaryFolder())
         environment["TEST_DETACHED_PID_FILE"] = pids
         let (nap, left) = try await onOwnThread { [environment] in
@@ -284,7 +277,7 @@ struct PluginAttackTests {
                 "nap", "--no-hold", "--preset", "quick-test", "--release", "0", "--nap", "1", "--ring-limit", "6",
                 "--device", "null", "--events", "jsonl", "--quiet", "--source", attacker.id,
             ], environment: environment)
-            return (nap, detached().filter(running))
+            return (nap, detached().filter(isRunning))
         }
         #expect(nap.status == 0, "\(nap.output)")
         #expect(nap.output.contains("plugin \(attacker.id) stopped (hung: it produced no audio"), "\(nap.output)")

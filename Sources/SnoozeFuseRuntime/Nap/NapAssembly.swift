@@ -34,11 +34,6 @@ public struct NapSurroundings: Sendable, Hashable {
         return NapSurroundings(environment: ProcessInfo.processInfo.environment, foreground: ForegroundKeys.isForeground(),
                                inputIsTerminal: isatty(STDIN_FILENO) == 1, terminalName: terminal)
     }
-
-    /// No terminal at all (a guardian: its descriptors are /dev/null).
-    public static func detached(environment: [String: String]) -> NapSurroundings {
-        NapSurroundings(environment: environment, foreground: nil, inputIsTerminal: false, terminalName: nil)
-    }
 }
 
 /// How one nap is held, decided before anything of it starts: what ``LiveNap``'s one set-up builds

@@ -94,7 +94,7 @@ struct History: ParsableCommand {
             var text = Array(layout.header.utf8)
             var tally = NapHistorySummary.Tally()
             try since.forEach { nap in
-                if layout.isFull { HistoryText.append(nap, to: &text) } else { layout.append(nap, to: &text) }
+                layout.append(nap, to: &text)
                 tally.add(nap)
             }
             let summary = tally.summary
@@ -132,12 +132,6 @@ struct History: ParsableCommand {
 /// The text of `snoozefuse history`, appended as bytes to one buffer written at once (10,000 naps
 /// print in milliseconds, SPEC §8: no string per line, no copy of a nap).
 enum HistoryText {
-    static let header = "STARTED           HOLD     ASLEEP   NAPPED   OUTCOME      ALARM  LATE       SNOOZES  BY        SOUND → OUTPUT\n"
-
-    /// One line: when the nap started, what held it, the time to fall asleep, the nap, how it ended, why the
-    /// alarm rang and how late, the snoozes, who rang it, the sound and the output. Each field is
-    /// written as bytes where it goes: no string made per field (rendering was 88 M of the 205 M
-    /// instructions of `history` over 10,000 naps, with a string per number; SPEC §8).
     /// The BY column: who held the nap, in order (`nap`, then each that took it over: `guardian`,
     /// `resume`), the one that first rang it marked `*`: `nap*`, `nap>guardian*` (its process died,
     /// its guardian rang), `nap*>guardian` (it rang, died, its guardian rang on), `nap>guardian>resume*`.
@@ -150,25 +144,6 @@ enum HistoryText {
             append(holder, &text)
             if index == ringer { text.append(UInt8(ascii: "*")) }
         }
-    }
-
-    static func append(_ nap: NapHistoryEntry, to text: inout [UInt8]) {
-        if let started = nap.startedSeconds { localTime(started, into: &text) } else { append(nap.startedAt, &text) }
-        append("  ", &text)
-        pad(7, &text) { append(nap.hold ?? "-", &$0) }
-        pad(7, &text) { appendDuration(nap.fallAsleepSeconds, &$0) }
-        pad(7, &text) { appendDuration(nap.napSeconds, &$0) }
-        pad(11, &text) { append(nap.outcome, &$0) }
-        pad(5, &text) { append(nap.alarmReason ?? "-", &$0) }
-        pad(9, &text) { appendMilliseconds(nap.latenessMs, &$0) }
-        pad(7, &text) { appendInteger(nap.snoozes, &$0) }
-        pad(8, &text) { appendHolders(nap, &$0) }
-        append(nap.sound ?? "-", &text)
-        if let output = nap.output {
-            append(" → ", &text)
-            append(output, &text)
-        }
-        text.append(UInt8(ascii: "\n"))
     }
 
     /// What the naps say, after a blank line: naps of the last 7 days, the median time to fall
@@ -374,7 +349,6 @@ struct HistoryLayout {
     }
 
     var header: String {
-        guard !isFull else { return HistoryText.header }
         var text: [UInt8] = []
         for column in columns {
             let title = Self.title(column)
@@ -387,36 +361,52 @@ struct HistoryLayout {
         return cut(String(decoding: text, as: UTF8.self)) + "\n"
     }
 
-    /// One nap's line, within the width.
+    /// One line: when the nap started, what held it, the time to fall asleep, the nap, how it
+    /// ended, why the alarm rang and how late, the snoozes, who rang it, the sound and the output,
+    /// as the layout keeps them. In the full table each field is written as bytes where it goes: no
+    /// string made per field (rendering was 88 M of the 205 M instructions of `history` over
+    /// 10,000 naps, with a string per number; SPEC §8); a narrower one cuts its line to the width.
     func append(_ nap: NapHistoryEntry, to text: inout [UInt8]) {
-        var line: [UInt8] = []
+        let start = text.count
         for column in columns {
             let room = Self.width(of: column, shortStart: shortStart) - 2
             switch column {
             case .started:
-                var started: [UInt8] = []
-                if let seconds = nap.startedSeconds { HistoryText.localTime(seconds, into: &started) } else { HistoryText.append(nap.startedAt, &started) }
+                let at = text.count
+                if let seconds = nap.startedSeconds { HistoryText.localTime(seconds, into: &text) } else { HistoryText.append(nap.startedAt, &text) }
                 // `2026-11-20 10:00` → `11-20 10:00`.
-                line += shortStart && started.count > 5 ? started.dropFirst(5) : started[...]
-                line += [UInt8(ascii: " "), UInt8(ascii: " ")]
-            case .hold: HistoryText.pad(room, &line) { HistoryText.append(nap.hold ?? "-", &$0) }
-            case .asleep: HistoryText.pad(room, &line) { HistoryText.appendDuration(nap.fallAsleepSeconds, &$0) }
-            case .napped: HistoryText.pad(room, &line) { HistoryText.appendDuration(nap.napSeconds, &$0) }
-            case .outcome: HistoryText.pad(room, &line) { HistoryText.append(nap.outcome, &$0) }
-            case .alarm: HistoryText.pad(room, &line) { HistoryText.append(nap.alarmReason ?? "-", &$0) }
-            case .late: HistoryText.pad(room, &line) { HistoryText.appendMilliseconds(nap.latenessMs, &$0) }
-            case .snoozes: HistoryText.pad(room, &line) { HistoryText.appendInteger(nap.snoozes, &$0) }
+                if shortStart, text.count - at > 5 { text.removeSubrange(at ..< at + 5) }
+                HistoryText.append("  ", &text)
+            case .hold: HistoryText.pad(room, &text) { HistoryText.append(nap.hold ?? "-", &$0) }
+            case .asleep: HistoryText.pad(room, &text) { HistoryText.appendDuration(nap.fallAsleepSeconds, &$0) }
+            case .napped: HistoryText.pad(room, &text) { HistoryText.appendDuration(nap.napSeconds, &$0) }
+            case .outcome: HistoryText.pad(room, &text) { HistoryText.append(nap.outcome, &$0) }
+            case .alarm: HistoryText.pad(room, &text) { HistoryText.append(nap.alarmReason ?? "-", &$0) }
+            case .late: HistoryText.pad(room, &text) { HistoryText.appendMilliseconds(nap.latenessMs, &$0) }
+            case .snoozes: HistoryText.pad(room, &text) { HistoryText.appendInteger(nap.snoozes, &$0) }
+            case .by where isFull:
+                HistoryText.pad(room, &text) { HistoryText.appendHolders(nap, &$0) }
             case .by:
+                // Cut to its column in a narrower table (`nap>guardian>resume*` is 20 characters).
                 var holders: [UInt8] = []
                 HistoryText.appendHolders(nap, &holders)
-                let shown = String(decoding: holders, as: UTF8.self)
-                HistoryText.pad(room, &line) { HistoryText.append(shown.count > room ? String(shown.prefix(room - 1)) + "…" : shown, &$0) }
+                var shown = String(decoding: holders, as: UTF8.self)
+                if shown.count > room { shown = String(shown.prefix(room - 1)) + "…" }
+                // Padded by characters (`…` is three bytes).
+                HistoryText.append(shown + String(repeating: " ", count: max(room - shown.count, 0) + 2), &text)
             case .sound:
-                HistoryText.append(nap.sound ?? "-", &line)
-                if let output = nap.output { HistoryText.append(" → " + output, &line) }
+                HistoryText.append(nap.sound ?? "-", &text)
+                if let output = nap.output {
+                    HistoryText.append(" → ", &text)
+                    HistoryText.append(output, &text)
+                }
             }
         }
-        HistoryText.append(cut(String(decoding: line, as: UTF8.self)), &text)
+        if !isFull {
+            let line = cut(String(decoding: text[start...], as: UTF8.self))
+            text.removeSubrange(start...)
+            HistoryText.append(line, &text)
+        }
         text.append(UInt8(ascii: "\n"))
     }
 
