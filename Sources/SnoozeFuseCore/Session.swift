@@ -92,8 +92,14 @@ public struct Session<Instant: InstantProtocol>: Sendable, Hashable where Instan
     /// The terminal went away (see ``SessionEvent/detach``).
     public private(set) var detached = false
 
-    public init(timers: SessionTimers) {
+    /// The instant the alarm rings, when the person named a time of day (`nap --until 14:30`)
+    /// rather than a nap's length: the failsafe from the start, and the nap's end when the release
+    /// ends (however long the hold was). `nil`: the timers alone decide.
+    public let alarmAt: Instant?
+
+    public init(timers: SessionTimers, alarmAt: Instant? = nil) {
         self.timers = timers
+        self.alarmAt = alarmAt
     }
 
     /// An adjustment never brings the alarm closer than this to now.
@@ -122,6 +128,7 @@ public struct Session<Instant: InstantProtocol>: Sendable, Hashable where Instan
     public init(timers: SessionTimers, resumingAlarmAt alarm: Instant, reason: AlarmReason, at now: Instant,
                 ringingSince: Instant? = nil) {
         self.timers = timers
+        alarmAt = nil
         phase = .napping
         startedAt = now
         maxDeadline = alarm
@@ -165,7 +172,7 @@ public struct Session<Instant: InstantProtocol>: Sendable, Hashable where Instan
     public var undisturbedAlarm: Instant? {
         switch phase {
         case .releasing:
-            [releaseDeadline?.advanced(by: timers.nap), maxDeadline].compactMap { $0 }.min()
+            [releaseDeadline.map { napEnd(releaseEnds: $0) }, maxDeadline].compactMap { $0 }.min()
         case .napping: expectedAlarm
         default: nil
         }
@@ -269,7 +276,7 @@ public struct Session<Instant: InstantProtocol>: Sendable, Hashable where Instan
             case .releasing:
                 if let releaseDeadline, releaseDeadline == deadline {
                     self.releaseDeadline = nil
-                    napDeadline = releaseDeadline.advanced(by: timers.nap)
+                    napDeadline = napEnd(releaseEnds: releaseDeadline)
                     move(to: .napping, at: releaseDeadline, into: &effects)
                 } else {
                     ring(.max, due: deadline, now: now, into: &effects)
@@ -292,11 +299,17 @@ public struct Session<Instant: InstantProtocol>: Sendable, Hashable where Instan
 
     private mutating func begin(at now: Instant, into effects: inout [SessionEffect<Instant>]) {
         startedAt = now
-        maxDeadline = now.advanced(by: timers.max)
+        maxDeadline = alarmAt ?? now.advanced(by: timers.max)
         failsafeAsSet = maxDeadline
-        if timers.maxEndsNapEarly {
+        if alarmAt == nil, timers.maxEndsNapEarly {
             effects.append(.maxEndsNapEarly(max: timers.max, releasePlusNap: timers.release + timers.nap))
         }
+    }
+
+    /// When a nap that begins as a release ends at `releaseEnds` rings: at the time named, or
+    /// after the nap's length.
+    private func napEnd(releaseEnds: Instant) -> Instant {
+        alarmAt ?? releaseEnds.advanced(by: timers.nap)
     }
 
     private mutating func enterReleasing(at now: Instant, into effects: inout [SessionEffect<Instant>]) {

@@ -294,6 +294,7 @@ public final class LiveNap: Sendable {
                 noteFeed.finish()
             })
         ports.initialSession = assembly.initialSession
+        ports.alarmAt = configuration.wakeAt.map { loop.clock.now.advanced(by: .seconds($0.timeIntervalSinceNow)) }
         // Said in the `alarm` event: which source plays (a plugin that fails mid-alarm is replaced
         // by the built-in tone, which an `output` event says).
         let playing: String = if sound == .builtInTone {

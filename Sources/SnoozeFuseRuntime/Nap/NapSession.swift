@@ -48,12 +48,16 @@ public struct NapConfiguration: Sendable, Hashable {
     /// False for a terminal that may not have its cursor moved (`--plain`, TERM=dumb): the bell
     /// writes one plain line, then rings alone.
     public var movesCursor: Bool
+    /// The wall-clock time the alarm rings (`--until`), from the first hold on (the timers'
+    /// nap and max are then what it leaves); nil: the timers decide. Made an instant of the
+    /// boot-time clock as the nap starts, so a later change of the clock does not move it.
+    public var wakeAt: Date?
 
     public init(timers: SessionTimers, presetName: String, hold: HoldSource, idleAfter: Duration = .seconds(10), sound: String? = nil, volume: Int = 80,
                 fadeIn: Duration = .seconds(10), device: String = "default", systemVolume: Int? = nil,
                 route: AlarmRoute = .wake, fixesVolume: Bool = true, source: String? = nil, emitters: [String] = [], bpm: Int = 60, sleepSound: String? = nil,
                 sleepVolume: Int = 60, sleepDevice: String? = nil, dismissal: DismissMode = .word,
-                showsCountdown: Bool = false, usesColour: Bool = false, movesCursor: Bool = true) {
+                showsCountdown: Bool = false, usesColour: Bool = false, movesCursor: Bool = true, wakeAt: Date? = nil) {
         self.timers = timers
         self.presetName = presetName
         self.hold = hold
@@ -75,6 +79,7 @@ public struct NapConfiguration: Sendable, Hashable {
         self.showsCountdown = showsCountdown
         self.usesColour = usesColour
         self.movesCursor = movesCursor
+        self.wakeAt = wakeAt
     }
 }
 
@@ -138,6 +143,8 @@ public struct NapPorts<C: Clock>: Sendable where C.Duration == Duration {
     public var wallClock: @Sendable () -> Date
     /// Where the session starts: fresh (nil), or taken up again where it stood (a guardian, `resume`).
     public var initialSession: Session<C.Instant>?
+    /// A fresh session's alarm at a time of day (`--until`), as an instant of `clock`.
+    public var alarmAt: C.Instant?
     /// Told the session at the start and at every change (see `SessionDriver.onChange`).
     public var onChange: (@Sendable (Session<C.Instant>, C.Instant) async -> Void)?
     /// Told every record as it goes into ``NapSession/records`` (the desktop notification, the
@@ -288,6 +295,7 @@ public final class NapSession<C: Clock>: Sendable where C.Duration == Duration {
         driver.pulseSinks = ports.pulses
         driver.heartbeatBPM = configuration.bpm
         driver.initialSession = ports.initialSession
+        driver.alarmAt = ports.alarmAt
         driver.alarmSound = ports.alarmSound
         let changed = ports.onChange
         driver.onChange = { [weak self] session, now in

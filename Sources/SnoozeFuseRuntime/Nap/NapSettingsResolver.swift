@@ -59,11 +59,13 @@ public enum NapSettingSource: Sendable, Hashable {
     case config
     case defaultPreset(String)
     case builtIn
+    /// Made from `--until`'s time of day (the nap and the failsafe): the text as typed.
+    case until(String)
 
     /// 0 for the strongest layer (the flag), up to 5 for the built-in default.
     var rank: Int {
         switch self {
-        case .flag: 0
+        case .flag, .until: 0
         case .environment: 1
         case .preset: 2
         case .config: 3
@@ -81,6 +83,7 @@ public enum NapSettingSource: Sendable, Hashable {
         case .config: "config"
         case .defaultPreset: "default-preset"
         case .builtIn: "built-in"
+        case .until: "until"
         }
     }
 
@@ -94,6 +97,7 @@ public enum NapSettingSource: Sendable, Hashable {
         case .config: "config"
         case .defaultPreset(let name): "default preset \(name)"
         case .builtIn: "built-in default"
+        case .until(let text): "--until \(text)"
         }
     }
 }
@@ -209,6 +213,10 @@ public struct ResolvedNapSettings: Sendable, Hashable {
             ringLimit: duration(.ringLimit))
     }
 
+    /// The wall-clock time the alarm rings (`--until`, see ``wake(at:as:now:calendar:)``); nil:
+    /// the timers decide.
+    public internal(set) var wakeAt: Date?
+
     /// The nap these settings describe.
     public func configuration(showsCountdown: Bool, usesColour: Bool, movesCursor: Bool = true) -> NapConfiguration {
         func duration(_ key: NapSettingKey) -> Duration? { self[key].value?.duration }
@@ -220,7 +228,8 @@ public struct ResolvedNapSettings: Sendable, Hashable {
             route: text(.route).flatMap(AlarmRoute.init(parsing:)) ?? .wake, fixesVolume: self[.fixVolume].value?.flag ?? true,
             source: text(.source), emitters: self[.emitter].value?.list ?? [], bpm: number(.bpm) ?? 60,
             sleepSound: text(.sleepSound), sleepVolume: number(.sleepVolume) ?? 60, sleepDevice: text(.sleepDevice),
-            dismissal: dismissal, showsCountdown: showsCountdown, usesColour: usesColour, movesCursor: movesCursor)
+            dismissal: dismissal, showsCountdown: showsCountdown, usesColour: usesColour, movesCursor: movesCursor,
+            wakeAt: wakeAt)
     }
 }
 
@@ -280,7 +289,7 @@ public enum NapSettingsResolver {
     private static func failure(_ key: NapSettingKey, source: NapSettingSource, message: String, text: [String]) -> NapSetupError {
         let shown = text.joined(separator: "; ")
         switch source {
-        case .flag:
+        case .flag, .until:
             return NapSetupError(.usage, [message])
         case .environment:
             return NapSetupError(.badConfiguration, ["\(key.environmentVariable)=\(shown): \(message)"])

@@ -38,6 +38,8 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
     public var alarmSound: String?
     /// Where the session starts: a fresh one (nil), or one taken up again where it stood.
     public var initialSession: Session<C.Instant>?
+    /// A fresh session's alarm at a time of day (`--until`), as an instant of `clock`.
+    public var alarmAt: C.Instant?
     /// Called with the session once at the start and after every event that changed it, once its
     /// effects were performed (so never before the alarm it starts): where a nap saves its live
     /// state.
@@ -84,7 +86,7 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
             for await note in notes { feed.yield(.note(note)) }
             feed.yield(.notesEnded)
         }
-        var run = RunState(session: initialSession ?? Session<C.Instant>(timers: timers))
+        var run = RunState(session: initialSession ?? Session<C.Instant>(timers: timers, alarmAt: alarmAt))
         // A session taken up where it stood (a guardian, `resume`) makes no phase record to start
         // from: its `t` counts from now, so that no record of it goes back in time (its warnings
         // were at 0 from their own moment, its alarm from the due instant, seconds before).

@@ -79,6 +79,9 @@ struct Nap: ParsableCommand {
     @Flag(help: "One plain line per change, and no status area redrawn in place nor any cursor movement: for screen readers and terminals that cannot move the cursor (automatic with TERM=dumb).")
     var plain = false
 
+    @Option(help: ArgumentHelp("Ring at this time of day (today, else tomorrow) rather than after --nap: \(ClockTime.acceptedForms). The release is counted in and the hold does not move it; it sets the nap and the failsafe (not with --nap or --max), and is refused when it falls within the release.", valueName: "time"))
+    var until: String?
+
     @Flag(name: .customLong("dry-run"), help: "Print every setting of the nap and where it came from (flag, environment, preset, config, default preset, built-in default), then exit without napping.")
     var dryRun = false
 
@@ -117,6 +120,16 @@ struct Nap: ParsableCommand {
 
     func validate() throws {
         try checkSettingFlags(flags)
+        if let until {
+            do throws(ClockTimeParseError) {
+                _ = try ClockTime(parsing: until)
+            } catch {
+                throw ValidationError("--until: \(error)")
+            }
+            if let clash = [NapSettingKey.nap, .max].first(where: { settings.given[$0] != nil }) {
+                throw ValidationError("--until sets when the alarm rings, so the nap's length and the failsafe follow from it: leave out \(clash.flag).")
+            }
+        }
         if json && !dryRun {
             throw ValidationError("--json goes with --dry-run (the settings as JSON); a nap's own events are --events jsonl.")
         }
@@ -125,7 +138,14 @@ struct Nap: ParsableCommand {
 
 extension Nap: LoopCommand {
     func run(on loop: EventLoop) async throws {
-        let resolved = try resolveNapSettings(flags: flags)
+        var resolved = try resolveNapSettings(flags: flags)
+        if let until, let time = try? ClockTime(parsing: until) {
+            do throws(NapSetupError) {
+                try resolved.wake(at: time, as: until, now: Date())
+            } catch {
+                throw ExitStatus.reporting(error)
+            }
+        }
         for warning in resolved.warnings { writeLine("snoozefuse: warning: \(warning)", to: STDERR_FILENO) }
         if dryRun {
             printDryRun(resolved)
@@ -161,6 +181,7 @@ extension Nap: LoopCommand {
                               hold: nap.hold, dismissal: configuration.dismissal,
                               keysOnTerminal: isatty(STDIN_FILENO) == 1, showsArea: configuration.showsCountdown,
                               background: ForegroundKeys.isForeground() == false)
+        console.wakeAt = configuration.wakeAt
         console.sayBeforeTheNap(setUp.take())
         console.announce(hold: nap.hold, idleAfter: configuration.idleAfter)
         async let result = nap.run()
@@ -186,9 +207,13 @@ extension Nap: LoopCommand {
                 var event: String?
                 var settings: [Entry]
             }
-            let entries = resolved.settings.map { setting in
+            var entries = resolved.settings.map { setting in
                 Entry(key: setting.key.rawValue, value: NapJSONValue(setting.key, setting.value), source: setting.source.layer,
                       from: setting.source.description(of: setting.key), effective: resolved.overridden(setting.key))
+            }
+            if let wakeAt = resolved.wakeAt, let until {
+                entries.append(Entry(key: "until", value: .text(WallClockText.iso8601(secondsSince1970: wakeAt.timeIntervalSince1970)),
+                                     source: NapSettingSource.flag.layer, from: "--until \(until)"))
             }
             if json {
                 printJSON(Document(event: nil, settings: entries))
@@ -205,6 +230,10 @@ extension Nap: LoopCommand {
             let shown = value.count < valueWidth ? padded(value, to: valueWidth) : value
             let override = resolved.overridden(setting.key).map { "; this nap is held by \($0 == HoldSource.none.rawValue ? "nothing" : $0): no-hold wins" } ?? ""
             writeLine("\(key)  \(shown)  \(setting.source.description(of: setting.key))\(override)", to: STDOUT_FILENO)
+        }
+        if let wakeAt = resolved.wakeAt, let until {
+            let when = NapStatus.localTime(wakeAt.timeIntervalSince1970, now: Date().timeIntervalSince1970)
+            writeLine("\(padded("until", to: keyWidth))  \(padded(when, to: valueWidth))  --until \(until): the alarm rings then, however long the hold lasts", to: STDOUT_FILENO)
         }
     }
 }

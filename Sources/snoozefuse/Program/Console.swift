@@ -44,6 +44,8 @@ final class Console {
     private var saidPrompt: KeyPrompt?
     /// The terminal went away: nothing more is drawn on it.
     private var detached = false
+    /// The time of day the alarm rings (`--until`); nil: after the timers.
+    var wakeAt: Date?
     /// The nap is in the background of its terminal: the area is not drawn (it would move the
     /// cursor about the shell's screen); messages are plain lines.
     private var background: Bool
@@ -127,7 +129,11 @@ final class Console {
             message("snoozefuse: use the machine as usual; the release starts after \(idleAfter.compactDescription) without any key or pointer input, and input during it starts it over (Ctrl-C cancels)")
         }
         guard !quiet else { return }
-        var line = "snoozefuse: release \(timers.release.compactDescription) → nap \(timers.nap.compactDescription) → alarm; failsafe after \(timers.max.compactDescription)"
+        var line = if let wakeAt {
+            "snoozefuse: release \(timers.release.compactDescription) → nap → alarm at \(NapStatus.localTime(wakeAt.timeIntervalSince1970, now: Date().timeIntervalSince1970)), however long the hold lasts"
+        } else {
+            "snoozefuse: release \(timers.release.compactDescription) → nap \(timers.nap.compactDescription) → alarm; failsafe after \(timers.max.compactDescription)"
+        }
         if let ringLimit = timers.ringLimit { line += "; rings for \(ringLimit.compactDescription)" }
         line += " (\(presetName))"
         message(line)
