@@ -71,4 +71,36 @@ struct PlainTerminalTests {
         #expect(events.contains("nothing keeps this machine awake during the nap") && events.contains("install and start D-Bus"), "\(events)")
         #expect(seen.texts["verbose"]?.contains("install and start D-Bus") == true, "\(seen.texts["verbose"] ?? "")")
     }
+
+    /// A plain nap killed before its alarm, where no audio output opens: its guardian's bell rings
+    /// on the nap's terminal as plainly (it wrote a line redrawn in place with `ESC [2K` at every
+    /// ring).
+    @Test func theGuardianOfAPlainNapRingsPlainly() async throws {
+        let seen = try await script { home, seen in
+            let program = ([BuiltProducts.executable("snoozefuse").path] + ["nap", "--no-hold", "--release", "0", "--nap", "3", "--ring-limit", "2",
+                                                                 "--device", "default", "--events", "jsonl", "--dismiss", "key", "--quiet"])
+                .map { "'\($0)'" }.joined(separator: " ")
+            let typescript = home.folder.path("typescript")
+            var environment = home.environment
+            environment["TERM"] = "dumb"
+            // No output opens (a card that is not there, no sound server): the alarm is the bell.
+            let alsa = home.folder.path("alsa.conf")
+            try "pcm.!default { type hw card 99 }\n".write(toFile: alsa, atomically: true, encoding: .utf8)
+            environment["ALSA_CONFIG_PATH"] = alsa
+            environment["PULSE_SERVER"] = "unix:" + home.folder.path("no-pulse")
+            // The terminal stays while the guardian rings: the shell sleeps on after the kill.
+            let result = try runProcessBlocking(executableInPath("script"), [
+                "-q", "-e", "-c", "\(program) > '\(home.folder.path("events.jsonl"))' & nap=$!; sleep 1.5; kill -9 $nap; sleep 5.5",
+                typescript,
+            ], environment: environment)
+            seen.numbers["status"] = Double(result.status)
+            seen.texts["screen"] = String(decoding: FileManager.default.contents(atPath: typescript) ?? Data(), as: UTF8.self)
+            seen.texts["guardian"] = (try? String(contentsOfFile: home.guardianLog, encoding: .utf8)) ?? ""
+        }
+        let screen = seen.texts["screen"] ?? ""
+        #expect(seen.texts["guardian"]?.contains("\"ringing\"") == true, "the guardian rang: \(seen.texts["guardian"] ?? "")")
+        #expect(screen.contains("\u{07}ALARM (nap over)"), "the guardian's bell on the nap's terminal: \(screen.debugDescription)")
+        #expect(screen.components(separatedBy: "ALARM (nap over)").count == 2, "one line, then the bell alone: \(screen.debugDescription)")
+        #expect(!screen.contains("\u{1B}"), "an escape sequence: \(screen.debugDescription)")
+    }
 }

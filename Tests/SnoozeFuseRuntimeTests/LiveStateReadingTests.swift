@@ -20,7 +20,7 @@ struct LiveStateReadingTests {
     "holder":"guardian","maxDeadline":{"bootSeconds":48653.365985571,"wall":"2026-11-27T23:26:33.297Z","wallSeconds":1795821993.297765},
     "phase":"ringing","phaseEnds":{"bootSeconds":45054.365985571,"wall":"2026-11-27T22:26:34.297Z","wallSeconds":1795818394.297765},
     "phaseSeconds":3600,"pid":22916,"ringingSince":{"bootSeconds":45054.4,"wall":"2026-11-27T22:26:34.4Z","wallSeconds":1795818394.4},
-    "setup":{"device":"null","dismissal":"word","fadeInSeconds":10,"fixesVolume":true,"maxSeconds":7200,"napSeconds":3600,
+    "setup":{"device":"null","dismissal":"word","fadeInSeconds":10,"fixesVolume":true,"plain":false,"maxSeconds":7200,"napSeconds":3600,
     "presetName":"basic","releaseSeconds":1,"route":"wake","snoozeSeconds":300,"soundName":"beep","soundPath":"/s/b\u00e9ep \"1\".caf",
     "volume":80,"systemVolume":60,"ringLimitSeconds":120},
     "sinkFixes":[{"sink":"alsa_output.pci","mutedBefore":true,"volumeBefore":35,"volumeSet":60},{"sink":"headset"}],
@@ -112,7 +112,7 @@ struct LiveStateReadingTests {
                 for (key, inner) in object { walk(inner, path + [key]) }
             } else if let array = value as? [Any] {
                 for (index, inner) in array.enumerated() { walk(inner, path + ["\(index)"]) }
-            } else if value is NSNumber, !["detached", "holdMode", "fixesVolume", "mutedBefore"].contains(path.last ?? "") {
+            } else if value is NSNumber, !["detached", "holdMode", "fixesVolume", "plain", "mutedBefore"].contains(path.last ?? "") {
                 paths.append(path)
             }
         }

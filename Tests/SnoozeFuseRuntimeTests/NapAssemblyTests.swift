@@ -76,5 +76,24 @@ struct NapAssemblyTests {
         // A nap saved without a terminal: resume shows it on its own, the guardian on none.
         let bare = assembled(NapAssembly.SoundFiles(readable: { _ in true }, builtIn: nil), try Self.live(phase: phase, terminal: nil))
         #expect(bare.bellTerminal == nil && bare.savedTerminal == (holder == .resume ? "/dev/pts/7" : nil))
+        // Plain as the nap was (--plain, TERM=dumb): its bell never moves the cursor.
+        #expect(assembly.configuration.movesCursor, "a nap saved without plain")
+        var plainLive = live
+        plainLive.setup.plain = true
+        #expect(!assembled(NapAssembly.SoundFiles(readable: { _ in true }, builtIn: nil), plainLive).configuration.movesCursor)
+    }
+
+    /// `resume` on a terminal that cannot move its cursor is plain, whatever the nap was.
+    @Test func resumeOnADumbTerminalIsPlain() throws {
+        let live = try Self.live(phase: .napping)
+        var dumb = Self.surroundings(foreground: true)
+        dumb.environment["TERM"] = "dumb"
+        let due = Self.now.advanced(by: .seconds(5))
+        func resumed(_ surroundings: NapSurroundings) -> NapAssembly {
+            NapAssembly.resume(live, ringAt: due, reason: .nap, now: Self.now, wallNow: Self.wallNow, sameBoot: true,
+                               surroundings: surroundings, files: NapAssembly.SoundFiles(readable: { _ in true }, builtIn: nil))
+        }
+        #expect(!resumed(dumb).configuration.movesCursor)
+        #expect(resumed(Self.surroundings(foreground: true)).configuration.movesCursor)
     }
 }

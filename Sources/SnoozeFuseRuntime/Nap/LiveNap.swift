@@ -273,7 +273,7 @@ public final class LiveNap: Sendable {
             snoozeSeconds: configuration.timers.snooze.secondsValue, releaseSeconds: configuration.timers.release.secondsValue,
             napSeconds: configuration.timers.nap.secondsValue, maxSeconds: configuration.timers.max.secondsValue,
             presetName: configuration.presetName, dismissal: configuration.dismissal,
-            route: configuration.route.description, fixesVolume: configuration.fixesVolume)
+            route: configuration.route.description, fixesVolume: configuration.fixesVolume, plain: !configuration.movesCursor)
         let keeper = LiveSessionKeeper(paths: paths, setup: setup, holder: holder, terminal: assembly.savedTerminal) {
             noteFeed.yield(.warning($0))
         }
@@ -477,14 +477,14 @@ public final class LiveNap: Sendable {
             let fd = open(tty, O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK)
             if fd >= 0 {
                 // Kept open for the life of the process: the alarm may ring at any time.
-                return TerminalBellAlarm(fileDescriptor: fd, isTerminal: isatty(fd) == 1, usesColour: false, hint: hint, loop: loop)
+                return TerminalBellAlarm(fileDescriptor: fd, isTerminal: isatty(fd) == 1, usesColour: false, hint: hint, plain: plain, loop: loop)
             }
         }
         if terminal {
             // With the status area on screen the bell only beeps: the area shows the alarm.
             return TerminalBellAlarm.onControllingTerminal(usesColour: usesColour, hint: hint, drawsLine: !display, plain: plain, loop: loop)
         }
-        return TerminalBellAlarm(fileDescriptor: STDERR_FILENO, isTerminal: isatty(STDERR_FILENO) == 1, usesColour: false, hint: hint, loop: loop)
+        return TerminalBellAlarm(fileDescriptor: STDERR_FILENO, isTerminal: isatty(STDERR_FILENO) == 1, usesColour: false, hint: hint, plain: plain, loop: loop)
     }
 
 }

@@ -103,6 +103,8 @@ struct NapAssembly: Sendable {
                                  readsKeys: true, files: files)
         // A nap that had no terminal is shown, from now on, on resume's own.
         assembly.savedTerminal = live.terminal ?? surroundings.terminalName
+        // Plain as the nap was, or as resume's own terminal asks (TERM=dumb).
+        if surroundings.environment["TERM"] == "dumb" { assembly.configuration.movesCursor = false }
         return assembly
     }
 
@@ -119,7 +121,7 @@ struct NapAssembly: Sendable {
             timers: setup.timers, presetName: setup.presetName, hold: .none, sound: setup.soundPath,
             volume: setup.volume, fadeIn: fadeIn, device: setup.device,
             systemVolume: setup.systemVolume, route: setup.route.flatMap(AlarmRoute.init(parsing:)) ?? .wake,
-            fixesVolume: setup.fixesVolume ?? true, dismissal: setup.dismissal ?? .word)
+            fixesVolume: setup.fixesVolume ?? true, dismissal: setup.dismissal ?? .word, movesCursor: setup.plain != true)
         var sound: AlarmSound = .builtInTone
         if let path = setup.soundPath, files.readable(path) {
             sound = .file(path: path)

@@ -50,6 +50,9 @@ public struct SavedAlarmSetup: Codable, Sendable, Hashable {
     public var route: String?
     /// `--fix-volume` (nil: true).
     public var fixesVolume: Bool?
+    /// `--plain` or TERM=dumb: whoever takes the alarm over writes plain lines to the nap's
+    /// terminal, never moving its cursor (nil: false).
+    public var plain: Bool?
 
     public var timers: SessionTimers {
         SessionTimers(release: .milliseconds(Int64(releaseSeconds * 1000)), nap: .milliseconds(Int64(napSeconds * 1000)),
@@ -223,6 +226,7 @@ extension SavedAlarmSetup {
         dismissal = try fields.choice(ifPresent: "dismissal", DismissMode.init(rawValue:))
         route = try fields.string(ifPresent: "route")
         fixesVolume = try fields.bool(ifPresent: "fixesVolume")
+        plain = try fields.bool(ifPresent: "plain")
     }
 }
 
