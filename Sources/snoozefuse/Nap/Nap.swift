@@ -224,10 +224,10 @@ extension Nap: LoopCommand {
         }
         let values = resolved.settings.map { $0.value?.description ?? $0.key.noneDescription }
         let keyWidth = resolved.settings.map(\.key.rawValue.count).max() ?? 0
-        let valueWidth = min(values.map(\.count).max() ?? 0, 40)
+        let valueWidth = min(values.map { TerminalColumns.width(of: $0) }.max() ?? 0, 40)
         for (setting, value) in zip(resolved.settings, values) {
             let key = padded(setting.key.rawValue, to: keyWidth)
-            let shown = value.count < valueWidth ? padded(value, to: valueWidth) : value
+            let shown = padded(value, to: valueWidth)
             let override = resolved.overridden(setting.key).map { "; this nap is held by \($0 == HoldSource.none.rawValue ? "nothing" : $0): no-hold wins" } ?? ""
             writeLine("\(key)  \(shown)  \(setting.source.description(of: setting.key))\(override)", to: STDOUT_FILENO)
         }

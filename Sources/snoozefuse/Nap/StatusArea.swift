@@ -31,6 +31,8 @@ struct StatusArea: Equatable {
         var style: String?
         /// Left out first when lower; 0 is never left out (but may be cut).
         var priority: Int
+        /// The terminal columns it takes.
+        var columns: Int { TerminalColumns.width(of: text) }
     }
 
     private func statusParts(room: Int) -> [Part] {
@@ -73,11 +75,11 @@ struct StatusArea: Equatable {
         parts = parts.filter { !$0.text.isEmpty }
         // The progress bar takes what room is left after the rest, up to 20 cells, at least 4.
         if [.releasing, .napping, .snoozed].contains(phase), let progress = tick?.progress {
-            while parts.map(\.text.count).reduce(0, +) + 2 * parts.count + 6 > room,
+            while parts.map(\.columns).reduce(0, +) + 2 * parts.count + 6 > room,
                   let lowest = parts.indices.filter({ parts[$0].priority > 0 }).min(by: { parts[$0].priority < parts[$1].priority }) {
                 parts.remove(at: lowest)
             }
-            let left = room - parts.map(\.text.count).reduce(0, +) - 2 * parts.count - 2
+            let left = room - parts.map(\.columns).reduce(0, +) - 2 * parts.count - 2
             if left >= 4 { parts.insert(Part(text: Self.bar(progress, cells: min(20, left)), priority: 1), at: min(2, parts.count)) }
         }
         return parts
@@ -86,7 +88,7 @@ struct StatusArea: Equatable {
     /// Joins the parts that fit, leaving out the least useful first, and cuts what still does not.
     private func fit(_ parts: [Part], room: Int) -> String {
         var kept = parts
-        while kept.map(\.text.count).reduce(0, +) + 2 * max(0, kept.count - 1) > room,
+        while kept.map(\.columns).reduce(0, +) + 2 * max(0, kept.count - 1) > room,
               let lowest = kept.indices.filter({ kept[$0].priority > 0 }).min(by: { kept[$0].priority < kept[$1].priority }) {
             kept.remove(at: lowest)
         }
@@ -94,9 +96,9 @@ struct StatusArea: Equatable {
         var styled = ""
         for part in kept {
             let separator = plain.isEmpty ? "" : "  "
-            let budget = room - plain.count - separator.count
+            let budget = room - TerminalColumns.width(of: plain) - separator.count
             guard budget > 0 else { break }
-            let text = part.text.count > budget ? String(part.text.prefix(max(0, budget - 1))) + "…" : part.text
+            let text = TerminalColumns.fitted(part.text, columns: budget)
             plain += separator + text
             if usesColour, let style = part.style {
                 styled += separator + "\u{1B}[\(style)m" + text + "\u{1B}[0m"
@@ -163,14 +165,16 @@ struct StatusArea: Equatable {
         let (parts, typed) = keys()
         let tail = typed.map { " > " + $0 } ?? ""
         var kept = parts
-        while kept.count > 1, kept.joined(separator: " · ").count + tail.count > room { kept.removeLast() }
+        let tailColumns = TerminalColumns.width(of: tail)
+        while kept.count > 1, TerminalColumns.width(of: kept.joined(separator: " · ")) + tailColumns > room { kept.removeLast() }
         var line = kept.joined(separator: " · ")
-        if line.count + tail.count > room {
-            let budget = room - tail.count
-            line = budget > 1 ? String(line.prefix(budget - 1)) + "…" : ""
+        if TerminalColumns.width(of: line) + tailColumns > room {
+            let budget = room - tailColumns
+            line = budget > 1 ? TerminalColumns.fitted(line, columns: budget) : ""
         }
         line += tail
-        if line.count > room { line = String(line.suffix(room)) }
+        // What was typed keeps its end: drop from the start until it fits.
+        while TerminalColumns.width(of: line) > room, !line.isEmpty { line.removeFirst() }
         if usesColour, let word = prompt.word, phase == .ringing || phase == .snoozed, let range = line.range(of: " \(word) ") {
             line.replaceSubrange(range, with: " \u{1B}[1;4m\(word)\u{1B}[0m ")
         }

@@ -115,8 +115,8 @@ final class Console {
     private func oneLine(_ text: String, then tail: String) -> String {
         let pointer = " (see snoozefuse doctor)"
         let whole = text + tail
-        if whole.count <= width() - 1, !whole.contains("\n") { return whole }
-        return Self.shortened(text, to: max(width() - 1 - tail.count - pointer.count, 20)) + tail + pointer
+        if TerminalColumns.width(of: whole) <= width() - 1, !whole.contains("\n") { return whole }
+        return Self.shortened(text, to: max(width() - 1 - TerminalColumns.width(of: tail) - pointer.count, 20)) + tail + pointer
     }
 
     /// The opening line: what will happen and when.
@@ -325,16 +325,17 @@ final class Console {
         return Int(size.ws_col)
     }
 
-    private static func visibleLength(_ line: String) -> Int {
+    /// The columns `line` takes on the terminal, its escape sequences (colour) taking none.
+    static func visibleLength(_ line: String) -> Int {
         var count = 0
         var inEscape = false
-        for scalar in line.unicodeScalars {
+        for character in line {
             if inEscape {
-                if scalar.properties.isAlphabetic { inEscape = false }
-            } else if scalar == "\u{1B}" {
+                if character.isLetter { inEscape = false }
+            } else if character == "\u{1B}" {
                 inEscape = true
             } else {
-                count += 1
+                count += TerminalColumns.width(of: character)
             }
         }
         return count
@@ -342,17 +343,16 @@ final class Console {
 
     static func shortened(_ text: String, to room: Int) -> String {
         let line = text.split(separator: "\n").first.map(String.init) ?? text
-        return line.count > room ? String(line.prefix(max(1, room - 1))) + "…" : line
+        return TerminalColumns.fitted(line, columns: max(2, room))
     }
 }
 
-/// `text` followed by spaces up to `width` characters (never cut): a column of a listing.
-/// Not Foundation's `padding(toLength:withPad:startingAt:)`, which goes through NSString (its
-/// first use scans every protocol conformance record of the binary, issue 23), counts UTF-16 units
-/// rather than characters, and cuts a text longer than the width.
+/// `text` followed by spaces up to `width` columns of the terminal (never cut): a column of a
+/// listing (`昼寝` takes 4). Not Foundation's `padding(toLength:withPad:startingAt:)`, which goes
+/// through NSString (its first use scans every protocol conformance record of the binary, issue
+/// 23), counts UTF-16 units rather than columns, and cuts a text longer than the width.
 func padded(_ text: String, to width: Int) -> String {
-    let missing = width - text.count
-    return missing > 0 ? text + String(repeating: " ", count: missing) : text
+    TerminalColumns.padded(text, to: width)
 }
 
 /// `texts` with `separator` between them. Not `joined(separator:)`: unspecialised in the standard

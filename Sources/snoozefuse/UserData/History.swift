@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SnoozeFuseCore
 import SnoozeFuseRuntime
 
 // `history [--json] [--since D]` and `history export --csv`: the naps recorded when they ended.
@@ -391,9 +392,9 @@ struct HistoryLayout {
                 var holders: [UInt8] = []
                 HistoryText.appendHolders(nap, &holders)
                 var shown = String(decoding: holders, as: UTF8.self)
-                if shown.count > room { shown = String(shown.prefix(room - 1)) + "…" }
-                // Padded by characters (`…` is three bytes).
-                HistoryText.append(shown + String(repeating: " ", count: max(room - shown.count, 0) + 2), &text)
+                shown = TerminalColumns.fitted(shown, columns: room)
+                // Padded by columns (`…` is three bytes).
+                HistoryText.append(TerminalColumns.padded(shown, to: room) + "  ", &text)
             case .sound:
                 HistoryText.append(nap.sound ?? "-", &text)
                 if let output = nap.output {
@@ -410,13 +411,12 @@ struct HistoryLayout {
         text.append(UInt8(ascii: "\n"))
     }
 
-    /// `line` within the width (counted in characters), its end replaced by `…` when cut; trailing
-    /// blanks dropped.
+    /// `line` within the width (counted in the terminal's columns: a sound called `目覚まし` takes
+    /// 8), its end replaced by `…` when cut; trailing blanks dropped.
     func cut(_ line: String) -> String {
         var line = line
         while line.last == " " { line.removeLast() }
-        guard line.count > width else { return line }
-        return String(line.prefix(max(width - 1, 0))) + "…"
+        return TerminalColumns.fitted(line, columns: max(width, 1))
     }
 }
 

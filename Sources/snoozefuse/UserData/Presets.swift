@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SnoozeFuseCore
 import SnoozeFuseRuntime
 
 // `presets list|show|save|remove`: parse, call the runtime (UserData), print. Data goes to
@@ -86,7 +87,7 @@ struct Presets: ParsableCommand {
                 printJSON(presets.map { PresetJSON($0, defaultPreset: defaultPreset) })
                 return
             }
-            let width = presets.map(\.name.count).max() ?? 0
+            let width = presets.map { TerminalColumns.width(of: $0.name) }.max() ?? 0
             for preset in presets {
                 var tags = [preset.isBuiltIn ? "built-in" : "saved"]
                 if preset.name.lowercased() == defaultPreset.lowercased() { tags.append("default") }
