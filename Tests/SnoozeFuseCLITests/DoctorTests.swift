@@ -157,6 +157,14 @@ struct DoctorTests {
         let verdicts = lines.dropLast().filter { !$0.hasPrefix(" ") }
         #expect(!verdicts.isEmpty && verdicts.allSatisfy { $0.hasPrefix("ok ") || $0.hasPrefix("warning ") || $0.hasPrefix("problem ") }, "\(lines)")
         #expect(lines.contains { $0.trimmingCharacters(in: .whitespaces).hasPrefix("fix: ") }, "\(lines)")
+        // A fix follows a warning or a problem; what follows an ok is a tip (it needs no fix).
+        var verdict = ""
+        for line in lines.dropLast() {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if !line.hasPrefix(" ") { verdict = String(line.prefix { $0 != " " }) }
+            if trimmed.hasPrefix("fix: ") { #expect(verdict != "ok", "a fix after ok: \(lines)") }
+            if trimmed.hasPrefix("tip: ") { #expect(verdict == "ok", "a tip after \(verdict): \(lines)") }
+        }
     }
 
     /// Per sink on a real server: mute, volume, form factor and bus, whether the routing would use
@@ -206,7 +214,14 @@ struct DoctorTests {
         let nullsink = try #require(sinks["nullsink"], "\(listened)")
         #expect(nullsink["routed"] as? Bool == false && nullsink["heard"] == nil, "\(nullsink)")
         let checks = listened["checks"] as? [[String: Any]] ?? []
-        #expect(checks.contains { $0["check"] as? String == "sink" && $0["verdict"] as? String == "warning" && ($0["detail"] as? String ?? "").hasPrefix("speakers") }, "\(checks)")
+        // Nothing to fix there (the nap unmutes it as it rings): ok, and how to hear it now as a tip.
+        let speakersCheck = checks.first { $0["check"] as? String == "sink" && ($0["detail"] as? String ?? "").hasPrefix("speakers") }
+        #expect(speakersCheck?["verdict"] as? String == "ok", "\(checks)")
+        let speakersDetail = speakersCheck?["detail"] as? String, speakersTip = speakersCheck?["fix"] as? String
+        #expect(speakersDetail?.contains("the nap unmutes it and raises it to") == true, "\(checks)")
+        #expect(speakersTip?.hasPrefix("to hear it now too: pactl set-sink-mute speakers 0") == true, "\(checks)")
+        // No check says a warning needs nothing done.
+        #expect(!checks.contains { ($0["fix"] as? String ?? "").contains("none needed") }, "\(checks)")
         // The tone was really there (the recording, not doctor's word), and doctor changed nothing.
         #expect(toneLevel > 0.02, "the headset's monitor during doctor --listen: RMS \(toneLevel)")
         #expect(speakersMuted, "doctor left the speakers muted")

@@ -23,7 +23,8 @@ public struct DoctorCheck: Sendable, Hashable, Encodable {
     public var verdict: Verdict
     /// What was found.
     public var detail: String
-    /// What to do about it (nil when fine).
+    /// What to do about it; for an `ok` check, what could still be better (a tip: nothing needs
+    /// fixing); nil when nothing.
     public var fix: String?
 }
 

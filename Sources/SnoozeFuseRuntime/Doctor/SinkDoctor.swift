@@ -126,9 +126,11 @@ enum SinkDoctor {
                                           detail: "\(what): the alarm plays here\(why); the test tone came back from its monitor at \(sink.heardLevelDBFS.map { "\($0)" } ?? "?") dBFS"))
             case (false?, true) where fixesVolume, (nil, true) where fixesVolume:
                 audible = true
-                checks.append(DoctorCheck(check: "sink", verdict: .warning,
-                                          detail: "\(what): the alarm plays here\(why)" + (sink.heard == false ? "; the test tone did not come back from its monitor" : ""),
-                                          fix: "none needed for the alarm: \(fixLater); to hear it now: \(fixNow)"))
+                // Nothing to fix: the nap does it. Said as a tip, with what makes it heard now.
+                checks.append(DoctorCheck(check: "sink", verdict: .ok,
+                                          detail: "\(what): the alarm plays here\(why); \(fixLater)"
+                                              + (sink.heard == false ? " (the test tone did not come back from its monitor, as it is \(sink.muted ? "muted" : "low"))" : ""),
+                                          fix: "to hear it now too: \(fixNow)"))
             case (false?, _):
                 checks.append(DoctorCheck(check: "sink", verdict: .problem,
                                           detail: "\(what): the alarm plays here\(why), but the test tone did not come back from its monitor",
@@ -147,8 +149,9 @@ enum SinkDoctor {
             let detail = "the sound server gives a new alarm stream \(found) (it remembers what a mixer once set for alarm streams: module-stream-restore, or WirePlumber's restore-stream)"
             let clear = "to clear it now: `pactl list sink-inputs` while an alarm plays, then `pactl set-sink-input-mute N 0` and `pactl set-sink-input-volume N 100%`"
             checks.append(fixesVolume
-                ? DoctorCheck(check: "alarm stream", verdict: .warning, detail: detail,
-                              fix: "none needed for the alarm: the nap unmutes its stream and sets it to 100 % as it rings, before any sink (and the server then remembers that); \(clear)")
+                ? DoctorCheck(check: "alarm stream", verdict: .ok,
+                              detail: detail + "; the nap unmutes its stream and sets it to 100 % as it rings, before any sink (and the server then remembers that)",
+                              fix: clear)
                 : DoctorCheck(check: "alarm stream", verdict: .problem, detail: detail + ", and --no-fix-volume leaves it so: the alarm would be \(stream.muted ? "silent" : "quiet")",
                               fix: "nap without --no-fix-volume, or \(clear)"))
             if !fixesVolume, stream.muted { audible = false }

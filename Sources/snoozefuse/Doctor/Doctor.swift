@@ -72,7 +72,10 @@ struct Doctor: ParsableCommand {
             for check in report.checks {
                 let name = padded(check.check, to: width)
                 writeLine("\(padded(check.verdict.rawValue, to: 7)) \(name)  \(check.detail)", to: STDOUT_FILENO)
-                if let fix = check.fix { writeLine("        \(String(repeating: " ", count: width))  fix: \(fix)", to: STDOUT_FILENO) }
+                // An ok check needs no fix: what it adds is a tip.
+                if let fix = check.fix {
+                    writeLine("        \(String(repeating: " ", count: width))  \(check.verdict == .ok ? "tip" : "fix"): \(fix)", to: STDOUT_FILENO)
+                }
             }
             writeLine(report.audible ? "An alarm would be heard." : "An alarm would NOT be heard: fix the problems above.", to: STDOUT_FILENO)
         }
