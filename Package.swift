@@ -58,6 +58,9 @@ let package = Package(
         .target(name: "CPulse", dependencies: ["CLazyLink"], cSettings: lazyLinkSettings),
         // sd-bus: logind's inhibitor (keep-awake) and the desktop's notifications.
         .target(name: "CSystemd", dependencies: ["CLazyLink"], cSettings: lazyLinkSettings),
+        // libwayland-client: the desktop's idleness from a Wayland compositor (--hold desktop), with
+        // the protocols' code (protocols/, Scripts/wayland-protocols.sh).
+        .target(name: "CWayland", dependencies: ["CLazyLink"], cSettings: lazyLinkSettings),
         // SQLite, under GRDB: the store's database. GRDB's own module asks the linker for sqlite3;
         // link/libsqlite3.so, a linker script found first, makes that "as needed", and nothing
         // needs it once every function GRDB calls is a trampoline here.
@@ -82,10 +85,11 @@ let package = Package(
         ),
 
         // MARK: The process's machinery: one event loop (executor + boot-time clock), one bounded
-        // call, threads, file descriptors, D-Bus calls, the wake alarm
+        // call, threads, file descriptors, D-Bus calls, the wake alarm, a Wayland compositor's idle
+        // notification
         .target(
             name: "SnoozeFuseSystem",
-            dependencies: ["CLinux", "CSystemd"],
+            dependencies: ["CLinux", "CSystemd", "CWayland"],
             swiftSettings: strictSettings
         ),
 

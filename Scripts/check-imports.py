@@ -37,7 +37,7 @@ LAYERS = {
     "SnoozeFusePluginHost": {"SnoozeFusePluginABI", "SnoozeFuseSystem", "SnoozeFuseCore", "Logging"},
     "SnoozeFuseAudio": {"SnoozeFuseCore", "SnoozeFuseSystem", "CSndFile", "CALSA", "CSampleRate", "CPulse", "CEbur128"},
     "SnoozeFuseStore": {"GRDB", "CSQLite"},
-    "SnoozeFuseSystem": {"CLinux", "CSystemd"},
+    "SnoozeFuseSystem": {"CLinux", "CSystemd", "CWayland"},
     "SnoozeFuseCore": set(),
     "SnoozeFuseCAF": set(),
     "SnoozeFuseTestSupport": {"SnoozeFuseSystem"},

@@ -395,14 +395,14 @@ struct DesktopHoldTests {
         }
         let onX = try await holdCheck(environment)
         #expect(onX.verdict == "ok")
-        #expect(onX.detail.hasPrefix("--hold desktop reads the idle time from X11 (MIT-SCREEN-SAVER on \(x.display))"), "\(onX.detail)")
+        #expect(onX.detail.hasPrefix("--hold desktop is held by X11 (MIT-SCREEN-SAVER on \(x.display))"), "\(onX.detail)")
         #expect(onX.detail.contains("GNOME (org.gnome.Mutter.IdleMonitor): not on the session bus"), "\(onX.detail)")
         #expect(onX.detail.contains("org.freedesktop.ScreenSaver: works"), "\(onX.detail)")
         #expect(onX.detail.contains("systemd-logind (IdleHint): not on the system bus"), "\(onX.detail)")
         var wayland = environment
         wayland["WAYLAND_DISPLAY"] = "wayland-0"
         let onWayland = try await holdCheck(wayland)
-        #expect(onWayland.detail.hasPrefix("--hold desktop reads the idle time from org.freedesktop.ScreenSaver"), "\(onWayland.detail)")
+        #expect(onWayland.detail.hasPrefix("--hold desktop is held by org.freedesktop.ScreenSaver"), "\(onWayland.detail)")
         #expect(onWayland.detail.contains("X11 (MIT-SCREEN-SAVER): a Wayland session"), "\(onWayland.detail)")
     }
 

@@ -40,6 +40,12 @@ struct NapCommandTests {
         #expect(end.event == "end")
         #expect(end.outcome == "ring_limit")
         #expect(abs(end.t - 10) <= 0.1)
+        // In the order written, `t` never goes back (the alarm stopping as its ring limit ends came
+        // before the end's phase, stamped a millisecond earlier at its deadline).
+        for (earlier, later) in zip(events, events.dropFirst()) {
+            #expect(later.t >= earlier.t, "\(later.event) at t=\(later.t) after \(earlier.event) at t=\(earlier.t)")
+        }
+        #expect(events.contains { $0.event == "alarm_stopped" }, "the ring limit's stop is among them")
         // Every line carries an ISO 8601 wall time.
         let wallFormat = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
         for event in events { #expect((try? wallFormat.parse(event.wall)) != nil, "wall \(event.wall)") }

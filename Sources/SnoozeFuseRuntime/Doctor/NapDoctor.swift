@@ -241,17 +241,17 @@ public enum NapDoctor {
         let survey = IdleTimeSources(environment: environment).survey()
         let answers = survey.map { source in
             switch source.answer {
-            case .success(let idle): "\(source.name): works (idle \(idle.compactDescription))"
+            case .success(let said): "\(source.name): works (\(said))"
             case .failure(let error): "\(source.name): \(error.problem)"
             }
         }
         guard let first = survey.first(where: { if case .success = $0.answer { true } else { false } }) else {
             return DoctorCheck(check: "hold-desktop", verdict: .warning,
                                detail: "no source of the desktop's idle time answers here: " + answers.joined(separator: "; "),
-                               fix: "--hold desktop then holds with a key in the nap's terminal (off a terminal the release starts at once); run the nap inside a GNOME, KDE or X11 session (DISPLAY, DBUS_SESSION_BUS_ADDRESS)")
+                               fix: "--hold desktop then holds with a key in the nap's terminal (off a terminal the release starts at once); run the nap inside a GNOME, KDE, sway (or another wlroots compositor) or X11 session (WAYLAND_DISPLAY, DISPLAY, DBUS_SESSION_BUS_ADDRESS)")
         }
         return DoctorCheck(check: "hold-desktop", verdict: .ok,
-                           detail: "--hold desktop reads the idle time from \(first.name); " + answers.joined(separator: "; "))
+                           detail: "--hold desktop is held by \(first.name); " + answers.joined(separator: "; "))
     }
 
     private static func examinePlugins() -> DoctorCheck {

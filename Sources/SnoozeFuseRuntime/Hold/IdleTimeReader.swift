@@ -17,12 +17,15 @@ protocol IdleTimeReader: Sendable {
     /// Notifications of idleness and input, where the source gives them (GNOME's watches): a
     /// nap is then held without polling. Nil where the source can only be read.
     func watches() -> (any IdleWatches)?
+    /// What the source says now, for `doctor`: its idle time (`idle 3s`), or what it tells.
+    func answer() throws(IdleTimeError) -> String
 }
 
 extension IdleTimeReader {
     func probe() throws(IdleTimeError) { _ = try idleTime() }
     func finish() {}
     func watches() -> (any IdleWatches)? { nil }
+    func answer() throws(IdleTimeError) -> String { "idle \(try idleTime().compactDescription)" }
 }
 
 /// An idle time could not be read.

@@ -37,7 +37,11 @@ struct IdleTimeSources {
             let absent = environment["DISPLAY"].map { "DISPLAY=\($0) is not a local X display" } ?? "no X display (DISPLAY is not set)"
             x11 = .failure(IdleTimeError(source: x11Name, problem: absent))
         }
-        return [.success(BusIdleTime(kind: .mutter, limit: limit)), x11,
+        // A Wayland compositor's idle notifier, after GNOME's (Mutter has none before 45, and its
+        // own watches say the same): sway and the other wlroots compositors, KWin.
+        let wayland: Result<any IdleTimeReader, IdleTimeError> = WaylandIdleTime(environment: environment, limit: limit)
+            .map { .success($0) } ?? .failure(IdleTimeError(source: WaylandIdleTime.genericName, problem: "not a Wayland session (WAYLAND_DISPLAY is not set)"))
+        return [.success(BusIdleTime(kind: .mutter, limit: limit)), wayland, x11,
                 .success(BusIdleTime(kind: .screenSaver, limit: limit)), .success(BusIdleTime(kind: .logind, limit: limit))]
     }
 
@@ -53,12 +57,12 @@ struct IdleTimeSources {
         }
     }
 
-    /// Each source and what it answered: an idle time, or why not.
-    func survey() -> [(name: String, answer: Result<Duration, IdleTimeError>)] {
+    /// Each source and what it answered: an idle time (what it tells, for a compositor), or why not.
+    func survey() -> [(name: String, answer: Result<String, IdleTimeError>)] {
         candidates().map { candidate in
             switch probed(candidate) {
             case .success(let reader):
-                do throws(IdleTimeError) { return (reader.name, .success(try reader.idleTime())) } catch { return (reader.name, .failure(error)) }
+                do throws(IdleTimeError) { return (reader.name, .success(try reader.answer())) } catch { return (reader.name, .failure(error)) }
             case .failure(let error):
                 return (error.source, .failure(error))
             }

@@ -199,6 +199,8 @@ public final class NapSession<C: Clock>: Sendable where C.Duration == Duration {
         /// Where the session's `t` counts from, once it has started.
         var origin: C.Instant?
         var history: NapHistoryFacts?
+        /// The `t` of the last record given out: none goes before it.
+        var lastT = 0.0
     }
 
     /// A nap of `configuration` on `ports`; with `history`, every record also goes into those facts
@@ -322,9 +324,15 @@ public final class NapSession<C: Clock>: Sendable where C.Duration == Duration {
         return NapResult(outcome: outcome, interrupted: state.withLock { $0.interrupted })
     }
 
-    fileprivate func relay(_ record: SessionRecord) {
+    fileprivate func relay(_ given: SessionRecord) {
         let now = ports.clock.now
+        var record = given
         let prompt: KeyPrompt? = state.withLock { state in
+            // In the order they are given out, `t` never goes back: a phase stamped at the deadline
+            // it was due at comes after what its change made happen (the alarm stopping as its
+            // ring limit ends), a millisecond later.
+            record.t = max(record.t, state.lastT)
+            state.lastT = record.t
             state.history?.observe(record)
             guard record.event == .phase, let phase = record.phase else { return nil }
             if state.origin == nil { state.origin = now.advanced(by: .zero - .milliseconds(Int64(record.t * 1000))) }
@@ -346,8 +354,12 @@ public final class NapSession<C: Clock>: Sendable where C.Duration == Duration {
 
     /// A `prompt` record: what the display's key line shows changed.
     private func relayPrompt(_ prompt: KeyPrompt, at now: C.Instant) {
-        let origin = state.withLock { $0.origin } ?? now
-        var record = SessionRecord(.prompt, elapsed: origin.duration(to: now), wall: ports.wallClock())
+        var record = SessionRecord(.prompt, elapsed: .zero, wall: ports.wallClock())
+        state.withLock { state in
+            let origin = state.origin ?? now
+            record.t = max((origin.duration(to: now).secondsValue * 1000).rounded() / 1000, state.lastT)
+            state.lastT = record.t
+        }
         record.prompt = prompt
         record.phase = phase
         recordFeed.yield(record)

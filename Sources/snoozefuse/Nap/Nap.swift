@@ -18,9 +18,9 @@ struct Nap: ParsableCommand {
         this terminal, let go as you fall asleep; desktop is you using the machine: any key or \
         pointer input anywhere in the desktop session holds it, --idle-after (default 10s) \
         without input starts the release, and input during the release starts it over (no \
-        terminal needed; the idle time comes from the first of GNOME, the X server (not under \
-        Wayland), org.freedesktop.ScreenSaver and logind that answers: `snoozefuse doctor` says \
-        which). Once the nap has started, input changes nothing.
+        terminal needed; the idle time comes from the first of GNOME, a Wayland compositor's idle \
+        notifier (sway and the other wlroots compositors, KWin), the X server (not under Wayland), \
+        org.freedesktop.ScreenSaver and logind that answers: `snoozefuse doctor` says which). Once the nap has started, input changes nothing.
 
         Durations: \(DurationParser.acceptedForms).
         Presets: \(Preset.builtIn.map { "\($0.name) (\($0.summary))" }.joined(separator: "; ")); \

@@ -111,12 +111,20 @@ final class Console {
         message(oneLine("snoozefuse: warning: \(first)", then: more))
     }
 
-    /// `text` on one line of the terminal, then `tail`; cut, it ends with where the rest is.
+    /// `text` on one line of the terminal, then `tail`; cut, it ends with where the rest is (where
+    /// that still leaves room to read: below about 60 columns the pointer goes first). In plain
+    /// mode (a screen reader, TERM=dumb) the line is whole: nothing is redrawn there, and the
+    /// terminal wraps it.
     private func oneLine(_ text: String, then tail: String) -> String {
-        let pointer = " (see snoozefuse doctor)"
         let whole = text + tail
-        if TerminalColumns.width(of: whole) <= width() - 1, !whole.contains("\n") { return whole }
-        return Self.shortened(text, to: max(width() - 1 - TerminalColumns.width(of: tail) - pointer.count, 20)) + tail + pointer
+        if !terminal.movesCursor { return whole.split(separator: "\n").joined(separator: " ") }
+        let columns = width() - 1
+        if TerminalColumns.width(of: whole) <= columns, !whole.contains("\n") { return whole }
+        let pointer = " (see snoozefuse doctor)"
+        let tailColumns = TerminalColumns.width(of: tail)
+        let room = columns - tailColumns - pointer.count
+        if room >= 30 { return Self.shortened(text, to: room) + tail + pointer }
+        return Self.shortened(text, to: max(columns - tailColumns, 10)) + tail
     }
 
     /// The opening line: what will happen and when.
@@ -130,7 +138,8 @@ final class Console {
         }
         guard !quiet else { return }
         var line = if let wakeAt {
-            "snoozefuse: release \(timers.release.compactDescription) → nap → alarm at \(NapStatus.localTime(wakeAt.timeIntervalSince1970, now: Date().timeIntervalSince1970)), however long the hold lasts"
+            "snoozefuse: release \(timers.release.compactDescription) → nap → alarm at \(NapStatus.localTime(wakeAt.timeIntervalSince1970, now: Date().timeIntervalSince1970))"
+                + " (in \(Duration.seconds(max(wakeAt.timeIntervalSinceNow.rounded(), 0)).compactDescription))" + (hold == .none ? "" : ", however long the hold lasts")
         } else {
             "snoozefuse: release \(timers.release.compactDescription) → nap \(timers.nap.compactDescription) → alarm; failsafe after \(timers.max.compactDescription)"
         }
