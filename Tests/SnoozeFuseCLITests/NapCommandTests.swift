@@ -164,7 +164,7 @@ struct NapCommandTests {
     }
 
     /// libpulse (and the twenty libraries it loads), libsndfile, alsa-lib, libsamplerate,
-    /// libsystemd and SQLite are opened when a command first calls them, not by every start: the
+    /// libsystemd, libwayland-client and SQLite are opened when a command first calls them, not by every start: the
     /// dynamic loader's own account (LD_DEBUG=libs) of commands that never play names none of them,
     /// nor SQLite while no database exists. (A nap loading them is what every nap test shows; the
     /// tests below show a library that cannot be loaded.)
@@ -177,7 +177,7 @@ struct NapCommandTests {
         let result = try await runProcess(snoozefuse, arguments, environment: environment)
         #expect(result.status == 0, "\(result.standardError.suffix(2000))")
         #expect(result.standardError.contains("libc.so.6"), "the loader's account is there (it names what it loads)")
-        for library in ["libpulse", "libsndfile", "libasound", "libsamplerate", "libsystemd", "libsqlite3"] {
+        for library in ["libpulse", "libsndfile", "libasound", "libsamplerate", "libsystemd", "libsqlite3", "libwayland"] {
             #expect(!result.standardError.contains(library),
                     "\(result.standardError.split(separator: "\n").filter { $0.contains(library) }.prefix(5))")
         }
