@@ -189,14 +189,19 @@ public final class PrivateBus: Sendable {
             @dbus.service.method("org.freedesktop.Notifications", in_signature="susssasa{sv}i", out_signature="u",
                                  async_callbacks=("reply", "error"))
             def Notify(self, app_name, replaces_id, icon, summary, body, actions, hints, expire_timeout, reply, error):
-                counter[0] += 1
+                # As a server does: a notification that replaces another keeps its id.
+                if int(replaces_id) != 0:
+                    number = int(replaces_id)
+                else:
+                    counter[0] += 1
+                    number = counter[0]
                 urgency = hints.get("urgency")
-                log.write(json.dumps({"call": "Notify", "id": counter[0], "app_name": str(app_name), "replaces_id": int(replaces_id),
+                log.write(json.dumps({"call": "Notify", "id": number, "app_name": str(app_name), "replaces_id": int(replaces_id),
                                       "icon": str(icon), "summary": str(summary), "body": str(body), "actions": [str(a) for a in actions],
                                       "urgency": None if urgency is None else int(urgency),
                                       "urgency_type": type(urgency).__name__, "expire_timeout": int(expire_timeout)}) + "\n")
                 if not self.hanging:
-                    reply(dbus.UInt32(counter[0]))
+                    reply(dbus.UInt32(number))
 
             @dbus.service.method("org.freedesktop.Notifications", in_signature="u", out_signature="")
             def CloseNotification(self, number):

@@ -339,7 +339,9 @@ struct WakefulnessTests {
 
     // MARK: The desktop notification
 
-    @Test func aCriticalNotificationIsShownWhileTheAlarmRingsClosedOnSnoozeShownAgainAndClosedOnDismiss() async throws {
+    /// One notification, never stacked (issue 39): critical while it rings, with its actions;
+    /// replaced by one that says it is snoozed, replaced again as it rings again, closed at the end.
+    @Test func aCriticalNotificationIsShownWhileTheAlarmRingsReplacedOnSnoozeAndAgainAndClosedOnDismiss() async throws {
         let seen = try await script { home, seen in
             let session = try PrivateBus()
             try session.publish(.notifications)
@@ -356,13 +358,17 @@ struct WakefulnessTests {
                 seen.numbers["replaces"] = first["replaces_id"] as? Double
             }
             seen.numbers["snooze"] = Double(try home.run(["snooze"]).status)
-            seen.steps["closed on snooze"] = waitFor(.seconds(10)) { notificationCalls(session).count == 2 }
+            seen.steps["replaced on snooze"] = waitFor(.seconds(10)) { notificationCalls(session).count == 2 }
             seen.steps["shown again"] = waitFor(.seconds(20)) { notificationCalls(session).count == 3 }
             seen.numbers["stop"] = Double(try home.run(["stop"]).status)
             seen.numbers["status"] = Double(nap.wait())
             seen.steps["closed on dismiss"] = waitFor(.seconds(5)) { notificationCalls(session).count == 4 }
             let calls = notificationCalls(session)
             seen.texts["calls"] = calls.map { "\($0["call"] ?? "?") \($0["id"] ?? "?")" }.joined(separator: ", ")
+            seen.texts["replaces"] = calls.map { "\($0["replaces_id"] ?? "-")" }.joined(separator: ", ")
+            seen.texts["summaries"] = calls.map { "\($0["summary"] ?? "-")" }.joined(separator: ", ")
+            seen.texts["actions"] = (calls.first?["actions"] as? [String])?.joined(separator: ", ")
+            seen.texts["snoozed actions"] = (calls.dropFirst().first?["actions"] as? [String])?.joined(separator: ", ")
             seen.texts["outcome"] = run.events("end").first?["outcome"] as? String
             seen.numbers["notification warnings"] = Double(run.events("warning").filter { ($0["message"] as? String)?.contains("notification") == true }.count)
         }
@@ -373,12 +379,17 @@ struct WakefulnessTests {
         #expect(seen.numbers["expire"] == 0)
         #expect(seen.numbers["replaces"] == 0)
         #expect(seen.numbers["snooze"] == 0)
-        #expect(seen["closed on snooze"], "\(seen.texts)")
+        #expect(seen["replaced on snooze"], "\(seen.texts)")
         #expect(seen["shown again"], "\(seen.texts)")
         #expect(seen.numbers["stop"] == 0)
         #expect(seen.numbers["status"] == 0)
         #expect(seen["closed on dismiss"], "\(seen.texts)")
-        #expect(seen.texts["calls"] == "Notify 1, CloseNotification 1, Notify 2, CloseNotification 2")
+        #expect(seen.texts["calls"] == "Notify 1, Notify 1, Notify 1, CloseNotification 1", "\(seen.texts)")
+        #expect(seen.texts["replaces"] == "0, 1, 1, -", "\(seen.texts)")
+        #expect(seen.texts["summaries"] == "Time to wake up, Snoozed, Time to wake up, -", "\(seen.texts)")
+        // --dismiss key: snooze (also a click) and stop; snoozed, stop alone.
+        #expect(seen.texts["actions"] == "default, Snooze 2s, snooze, Snooze 2s, stop, Stop", "\(seen.texts)")
+        #expect(seen.texts["snoozed actions"] == "stop, Stop", "\(seen.texts)")
         #expect(seen.texts["outcome"] == "dismissed")
         #expect(seen.numbers["notification warnings"] == 0)
     }

@@ -18,15 +18,16 @@ final class NapWakefulness: Sendable {
 
     /// Takes the `nap` hold at once.
     /// - Parameters:
-    ///   - stopHint: how the alarm is stopped from elsewhere, for the notification.
+    ///   - snooze, dismissal: the nap's, for the notification's actions.
+    ///   - act: what the notification's actions ask (snooze, stop).
     ///   - note: where warnings and `wake_alarm` records go (the nap's notes).
-    init(clock: BootClock, stopHint: String, inhibitor: any SleepInhibitor = LogindInhibitor(),
-         note: @escaping @Sendable (SessionNote) -> Void) {
+    init(clock: BootClock, snooze: Duration, dismissal: DismissMode, inhibitor: any SleepInhibitor = LogindInhibitor(),
+         act: @escaping @Sendable (NotificationAction) -> Void, note: @escaping @Sendable (SessionNote) -> Void) {
         self.clock = clock
         keepAwake = KeepAwake(inhibitor: inhibitor) { note(.warning($0)) }
         napHold = keepAwake.hold(.nap)
         wake = WakeFromSuspend(report: note)
-        notification = AlarmNotification(stopHint: stopHint) { note(.warning($0)) }
+        notification = AlarmNotification(snooze: snooze, dismissal: dismissal, act: act) { note(.warning($0)) }
     }
 
     /// The session changed (``NapPorts/onChange``): the wake alarm follows its deadline.

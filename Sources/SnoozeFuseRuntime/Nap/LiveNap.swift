@@ -310,7 +310,14 @@ public final class LiveNap: Sendable {
         ports.alarmSound = plugins?.stream.map { "plugin \($0.child.info.id)" } ?? playing
         // Keeps the machine awake from now until the nap ends, wakes it for the alarm, and shows
         // the alarm on the desktop.
-        let wakefulness = NapWakefulness(clock: loop.clock, stopHint: "`snoozefuse stop` stops it.") { noteFeed.yield($0) }
+        // Its actions snooze and stop as another terminal's `snoozefuse snooze` and `stop` do.
+        let wakefulness = NapWakefulness(clock: loop.clock, snooze: configuration.timers.snooze, dismissal: configuration.dismissal,
+                                         act: { action in
+                                             switch action {
+                                             case .snooze: link.session?.send(.snooze(nil))
+                                             case .stop: _ = link.session?.dismiss(answer: nil)
+                                             }
+                                         }, note: { noteFeed.yield($0) })
         let guardianLink = GuardianLink()
         ports.onChange = { session, now in
             // The guardian first: one line on a pipe, never waiting, while saving the state waits
