@@ -175,20 +175,24 @@ static int connect_socket(const char *path, int limit_ms, char *why, size_t size
         if (why != NULL && size > 0) snprintf(why, size, "no socket: %s", strerror(errno));
         return -1;
     }
-    if (connect(fd, (struct sockaddr *)&address, sizeof address) != 0) {
-        if (errno != EAGAIN && errno != EINPROGRESS) {
-            if (why != NULL && size > 0) snprintf(why, size, "%s: %s", path, strerror(errno));
+    /* A Unix socket whose listener's backlog is full says EAGAIN (nothing is in progress, unlike
+     * TCP): tried again every 10 ms until the limit. */
+    long long deadline = now_ms() + limit_ms;
+    while (connect(fd, (struct sockaddr *)&address, sizeof address) != 0) {
+        if (errno == EINTR) continue;
+        if (errno != EAGAIN || now_ms() >= deadline) {
+            if (why != NULL && size > 0) {
+                if (errno == EAGAIN) {
+                    snprintf(why, size, "%s: the compositor did not accept the connection within %d ms", path, limit_ms);
+                } else {
+                    snprintf(why, size, "%s: %s", path, strerror(errno));
+                }
+            }
             close(fd);
             return -1;
         }
-        struct pollfd descriptor = {.fd = fd, .events = POLLOUT};
-        int error = 0;
-        socklen_t length = sizeof error;
-        if (poll(&descriptor, 1, limit_ms) <= 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0 || error != 0) {
-            if (why != NULL && size > 0) snprintf(why, size, "%s: the compositor did not accept the connection within %d ms", path, limit_ms);
-            close(fd);
-            return -1;
-        }
+        struct timespec pause = {.tv_sec = 0, .tv_nsec = 10 * 1000 * 1000};
+        nanosleep(&pause, NULL);
     }
     /* libwayland-client works on a blocking descriptor; every wait here is a poll of our own. */
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
@@ -211,7 +215,7 @@ snoozefuse_wayland_idle *snoozefuse_wayland_idle_open(const char *path, uint32_t
     }
     idle->display = wl_display_connect_to_fd(fd);
     if (idle->display == NULL) {
-        close(fd);
+        /* libwayland-client has closed the descriptor. */
         free(idle);
         say(why, size, "libwayland-client refused the connection");
         return NULL;

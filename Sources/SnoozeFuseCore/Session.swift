@@ -272,14 +272,15 @@ public struct Session<Instant: InstantProtocol>: Sendable, Hashable where Instan
         while !phase.isTerminal, let deadline = nextDeadline, deadline <= now {
             switch phase {
             case .holding:
-                ring(.max, due: deadline, now: now, into: &effects)
+                // At the time named (`--until`) it rings for the nap the person asked for.
+                ring(alarmAt == deadline ? .nap : .max, due: deadline, now: now, into: &effects)
             case .releasing:
                 if let releaseDeadline, releaseDeadline == deadline {
                     self.releaseDeadline = nil
                     napDeadline = napEnd(releaseEnds: releaseDeadline)
                     move(to: .napping, at: releaseDeadline, into: &effects)
                 } else {
-                    ring(.max, due: deadline, now: now, into: &effects)
+                    ring(alarmAt == deadline ? .nap : .max, due: deadline, now: now, into: &effects)
                 }
             case .napping:
                 // On a tie the nap timer is the reason: it is the one the person chose.
@@ -308,7 +309,7 @@ public struct Session<Instant: InstantProtocol>: Sendable, Hashable where Instan
 
     /// When a nap that begins as a release ends at `releaseEnds` rings: at the time named, or
     /// after the nap's length.
-    private func napEnd(releaseEnds: Instant) -> Instant {
+    func napEnd(releaseEnds: Instant) -> Instant {
         alarmAt ?? releaseEnds.advanced(by: timers.nap)
     }
 

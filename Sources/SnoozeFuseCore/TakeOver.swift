@@ -39,7 +39,7 @@ extension Session {
             return maxDeadline.map { ($0, .max) }
         case .releasing:
             guard let due = undisturbedAlarm else { return nil }
-            let byNap = releaseDeadline.map { $0.advanced(by: timers.nap) == due } ?? false
+            let byNap = releaseDeadline.map { napEnd(releaseEnds: $0) == due } ?? false
             return (due, byNap ? .nap : .max)
         case .napping:
             guard let due = expectedAlarm else { return nil }

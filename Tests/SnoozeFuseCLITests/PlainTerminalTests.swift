@@ -90,7 +90,9 @@ struct PlainTerminalTests {
             environment["PULSE_SERVER"] = "unix:" + home.folder.path("no-pulse")
             // The terminal stays while the guardian rings: the shell sleeps on after the kill.
             let result = try runProcessBlocking(executableInPath("script"), [
-                "-q", "-e", "-c", "\(program) > '\(home.folder.path("events.jsonl"))' & nap=$!; sleep 1.5; kill -9 $nap; sleep 5.5",
+                // Killed once it has saved its state (its guardian then knows the alarm), at most 10 s on.
+                "-q", "-e", "-c", "\(program) > '\(home.folder.path("events.jsonl"))' & nap=$!; "
+                    + "for i in $(seq 100); do [ -s '\(home.sessionFile)' ] && break; sleep 0.1; done; kill -9 $nap; sleep 5.5",
                 typescript,
             ], environment: environment)
             seen.numbers["status"] = Double(result.status)

@@ -68,4 +68,15 @@ struct WakeTimeTests {
         }
         #expect(resolved.wakeAt == nil)
     }
+
+    /// The night the clocks go back, 14:30 at 14:31 is 24 h 59 m away: more than a nap may wait.
+    @Test func aTimeMoreThanADayAwayIsRefused() throws {
+        var resolved = try NapSettingsResolver.resolve(NapSettingLayers())
+        let now = try Self.moment("2027-10-30T14:31:00+02:00")
+        #expect(WakeTime.next(try ClockTime(parsing: "14:30"), after: now, calendar: Self.berlin) == (try Self.moment("2027-10-31T14:30:00+01:00")))
+        #expect(throws: NapSetupError.self) {
+            try resolved.wake(at: try ClockTime(parsing: "14:30"), as: "14:30", now: now, calendar: Self.berlin)
+        }
+        #expect(resolved.wakeAt == nil)
+    }
 }

@@ -84,6 +84,8 @@ final class AlarmNotification: Sendable {
     }
 
     private func send(_ command: Command) {
+        // Without a bell the thread could not sleep: no notification (the alarm is not affected).
+        guard bell != nil else { return }
         let start = state.withLock { state -> Bool in
             // Nothing is shown before the first alarm: nothing to close, no thread.
             guard state.server != nil || { if case .show = command { true } else { false } }() else { return false }
@@ -202,10 +204,17 @@ final class AlarmNotification: Sendable {
             .string("snoozefuse"), .uint32(shown ?? 0), .string("appointment-soon"), .string(summary), .string(body), .strings(actions),
             .variants(["urgency": .byte(urgency), "category": .string("alarm")]), .int32(0),
         ], replying: [.uint32], timeout: timeout)
-        // Heard after the first call, which starts a server the bus activates.
-        if !listening { try listen(on: open) }
-        if case .uint32(let id) = reply.first { return id }
-        return shown
+        let id: UInt32? = if case .uint32(let id) = reply.first { id } else { shown }
+        // Heard after the first call, which starts a server the bus activates. Not heard, the
+        // notification has no working actions, but it is shown and is closed at the end.
+        if !listening {
+            do throws(BusError) {
+                try listen(on: open)
+            } catch {
+                warn("the alarm's notification cannot be answered (snooze and stop it from a terminal): \(error)")
+            }
+        }
+        return id
     }
 
     /// Makes `connection` hear the server's actions and closings.

@@ -333,6 +333,8 @@ public final class NapSession<C: Clock>: Sendable where C.Duration == Duration {
             // ring limit ends), a millisecond later.
             record.t = max(record.t, state.lastT)
             state.lastT = record.t
+            // Given out under the lock that ordered it: two threads' records never swap.
+            recordFeed.yield(record)
             state.history?.observe(record)
             guard record.event == .phase, let phase = record.phase else { return nil }
             if state.origin == nil { state.origin = now.advanced(by: .zero - .milliseconds(Int64(record.t * 1000))) }
@@ -348,7 +350,6 @@ public final class NapSession<C: Clock>: Sendable where C.Duration == Duration {
             return state.keys.prompt != before || phase == .ringing ? state.keys.prompt : nil
         }
         ports.onRecord?(record)
-        recordFeed.yield(record)
         if let prompt { relayPrompt(prompt, at: ports.clock.now) }
     }
 
@@ -359,10 +360,10 @@ public final class NapSession<C: Clock>: Sendable where C.Duration == Duration {
             let origin = state.origin ?? now
             record.t = max((origin.duration(to: now).secondsValue * 1000).rounded() / 1000, state.lastT)
             state.lastT = record.t
+            record.prompt = prompt
+            record.phase = state.phase
+            recordFeed.yield(record)
         }
-        record.prompt = prompt
-        record.phase = phase
-        recordFeed.yield(record)
     }
 
     /// Checks an answer to the ringing alarm's challenge from another terminal (`snoozefuse stop`):

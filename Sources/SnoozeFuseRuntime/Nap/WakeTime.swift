@@ -38,6 +38,13 @@ extension ResolvedNapSettings {
                 "--until \(text) is \(away) from now, within the \(release.compactDescription) release: the alarm would ring before the nap begins. Name a later time, or a shorter --release."
             ])
         }
+        // The night the clocks go back, a time an hour behind now is 24 h 59 m away: past the
+        // longest any nap may wait (a move, a guardian's bound), so it is refused.
+        guard seconds <= DurationParser.maximumSeconds else {
+            throw NapSetupError(.usage, [
+                "--until \(text) is \(Duration.seconds(seconds).compactDescription) from now (the clocks go back before then), more than the 24h a nap may last. Name a time within 24 hours."
+            ])
+        }
         let napLeft = Duration.seconds(seconds) - release
         for (key, value) in [(NapSettingKey.nap, napLeft), (.max, Duration.seconds(seconds))] {
             if let index = settings.firstIndex(where: { $0.key == key }) {
