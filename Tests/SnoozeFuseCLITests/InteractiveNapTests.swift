@@ -120,7 +120,7 @@ struct InteractiveNapTests {
             seen.texts["last words"] = window.screen().last { $0.contains("alarm stopped") }
         }
         // How long the nap was (1 s, from the end of the release to the alarm), and a greeting for the hour.
-        let greetings = ["Good morning.", "Good afternoon.", "Good evening.", "It is night: sleep well, or welcome back."]
+        let greetings = ["Good morning.", "Good afternoon.", "Good evening.", "It is the middle of the night: welcome back."]
         #expect(seen.texts["last words"].map { words in words.hasPrefix("snoozefuse: alarm stopped. You slept 1s. ") && greetings.contains { words.hasSuffix($0) } } == true,
                 "\(seen.texts)")
         #expect(seen["rings after Enter, space, d"], "\(seen.texts)")

@@ -492,6 +492,9 @@ struct UserDataCommandTests {
         #expect(table.count == 3, "\(fitted.standardOutput)")
         // In the terminal's columns, as glibc counts them: a wide sound name is cut at the edge too.
         for line in table { #expect((glibcColumns(line) ?? .max) <= columns, "\(glibcColumns(line) ?? -1) > \(columns): \(line)") }
+        // The summary below it too: its long lines wrap at a word.
+        for line in lines.dropFirst(table.count) { #expect((glibcColumns(line) ?? .max) <= columns, "\(glibcColumns(line) ?? -1) > \(columns): \(line)") }
+        #expect(fitted.standardOutput.contains("median time to fall asleep"), "\(fitted.standardOutput)")
         let header = String(table.first ?? "")
         #expect(header.hasPrefix("STARTED") && header.contains("ASLEEP") && header.contains("NAPPED"), "\(header)")
         #expect(!header.contains("SNOOZES") && !header.contains("ALARM"), "the least needed go first: \(header)")

@@ -209,7 +209,7 @@ public enum NapDoctor {
             // only as good as the clock that fires it.
             checks.append(DoctorCheck(check: "wake-alarm", verdict: .ok,
                                       detail: hasClock ? "CLOCK_BOOTTIME_ALARM timers can be made (CAP_WAKE_ALARM): a nap wakes a suspended machine for its alarm"
-                                          : "CLOCK_BOOTTIME_ALARM timers can be made (CAP_WAKE_ALARM), but without a real-time clock (below) they cannot wake this machine"))
+                                          : "CLOCK_BOOTTIME_ALARM timers can be made (CAP_WAKE_ALARM); whether one wakes this machine is its real-time clock's part (real-time-clock, below)"))
         } catch {
             checks.append(DoctorCheck(check: "wake-alarm", verdict: .warning, detail: "\(error)",
                                       fix: "run as root or from a local session on systemd 254 or later (which grants CAP_WAKE_ALARM); otherwise keep the machine from suspending"))

@@ -173,7 +173,7 @@ final class Console {
         case 5 ..< 12: "Good morning."
         case 12 ..< 18: "Good afternoon."
         case 18 ..< 22: "Good evening."
-        default: "It is night: sleep well, or welcome back."
+        default: "It is the middle of the night: welcome back."
         }
     }
 

@@ -106,7 +106,9 @@ struct History: ParsableCommand {
             // Blocks on a terminal that allows decoration; plain numbers for NO_COLOR, pipes and files.
             let environment = ProcessInfo.processInfo.environment
             let plain = environment["NO_COLOR"].map { !$0.isEmpty } ?? false || environment["TERM"] == "dumb"
-            text += HistoryText.summary(summary, blocks: isatty(STDOUT_FILENO) == 1 && !plain).utf8
+            let said = HistoryText.summary(summary, blocks: isatty(STDOUT_FILENO) == 1 && !plain)
+            // Fitted to the terminal like the table: long lines wrap at a word, indented.
+            text += (layout.isFull ? said : HistoryText.wrapped(said, width: layout.width)).utf8
             write(bytes: text, to: STDOUT_FILENO)
         }
     }
@@ -168,6 +170,26 @@ enum HistoryText {
             text += "time to fall asleep, last \(chartNaps) (seconds): \(NapHistoryChart.numbers(summary.fallAsleepLast30))\n"
         }
         return text
+    }
+
+    /// `text`'s lines, each longer than `width` columns broken at its spaces, the rest of it
+    /// indented by two (a word longer than the line stays whole).
+    static func wrapped(_ text: String, width: Int) -> String {
+        var out = ""
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            var current = ""
+            for word in line.split(separator: " ", omittingEmptySubsequences: false) {
+                let candidate = current.isEmpty ? String(word) : current + " " + word
+                if TerminalColumns.width(of: candidate) > width, !current.trimmingCharacters(in: .whitespaces).isEmpty {
+                    out += current + "\n"
+                    current = "  " + word
+                } else {
+                    current = candidate
+                }
+            }
+            out += current + "\n"
+        }
+        return String(out.dropLast())
     }
 
     /// `field`'s UTF-8 bytes, copied at once.
