@@ -107,6 +107,12 @@ public final class PrivateBus: Sendable {
         process.wait()
     }
 
+    /// The notification server stand-in says `ActionInvoked` for notification `id` and action
+    /// `key` (`snooze`, `stop`, `default`), as a server does when a person clicks it.
+    public func invoke(_ standIn: StandIn, id: UInt32, action key: String) throws {
+        try "\(id) \(key)\n".write(toFile: logPath(of: standIn) + ".invoke", atomically: true, encoding: .utf8)
+    }
+
     /// The lines `standIn` logged so far.
     public func log(of standIn: StandIn) -> [String] {
         let text = (try? String(contentsOfFile: logPath(of: standIn), encoding: .utf8)) ?? ""
@@ -312,6 +318,23 @@ public final class PrivateBus: Sendable {
         else:
             name = dbus.service.BusName("org.freedesktop.Notifications", bus)
             service = Notifications(bus, "/org/freedesktop/Notifications", kind == "hanging-notifications")
+            # A person answering a notification: `invoke(ID, KEY)` writes "ID KEY" to this file; the
+            # server then says ActionInvoked, as one does when an action is clicked.
+            invoke_path = log_path + ".invoke"
+
+            def check_invoke():
+                if os.path.exists(invoke_path):
+                    words = open(invoke_path).read().split()
+                    os.remove(invoke_path)
+                    if len(words) == 2:
+                        message = dbus.lowlevel.SignalMessage("/org/freedesktop/Notifications", "org.freedesktop.Notifications", "ActionInvoked")
+                        message.append(dbus.UInt32(int(words[0])))
+                        message.append(dbus.String(words[1]))
+                        bus.send_message(message)
+                        log.write(json.dumps({"call": "ActionInvoked", "id": int(words[0]), "key": words[1]}) + "\n")
+                return True
+
+            GLib.timeout_add(50, check_invoke)
         log.write("ready\n")
         GLib.MainLoop().run()
         """#

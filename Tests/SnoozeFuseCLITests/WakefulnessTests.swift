@@ -394,6 +394,44 @@ struct WakefulnessTests {
         #expect(seen.numbers["notification warnings"] == 0)
     }
 
+    /// The notification's actions (issue 39): `snooze` snoozes, `stop` stops a `--dismiss key`
+    /// alarm; with a word to type, `Stop` is not offered and a `stop` from the server does nothing.
+    @Test(arguments: ["key", "word"])
+    func theNotificationsActionsSnoozeAndStopAsTheDismissalAllows(_ dismissal: String) async throws {
+        let seen = try await script { home, seen in
+            let session = try PrivateBus()
+            try session.publish(.notifications)
+            let run = BusNap(home, session: session)
+            let nap = try run.launch(["nap", "--no-hold", "--release", "0", "--nap", "1", "--max", "1m", "--snooze", "2", "--ring-limit", "12",
+                                      "--device", "null", "--events", "jsonl", "--quiet", "--dismiss", dismissal])
+            defer {
+                if !waitFor(.seconds(30), { !nap.isRunning }) { nap.signal(SIGTERM) }
+                _ = nap.wait()
+            }
+            seen.steps["notified"] = waitFor(.seconds(20)) { notificationCalls(session).count == 1 }
+            seen.texts["actions"] = (notificationCalls(session).first?["actions"] as? [String])?.joined(separator: ", ")
+            seen.texts["body"] = notificationCalls(session).first?["body"] as? String
+            // Listening starts right after the first Notify's answer.
+            usleep(500_000)
+            try session.invoke(.notifications, id: 1, action: "snooze")
+            seen.steps["snoozed"] = waitFor(.seconds(5)) { home.state()?["phase"] as? String == "snoozed" }
+            seen.steps["rang again"] = waitFor(.seconds(10)) { run.events("alarm").count == 2 }
+            try session.invoke(.notifications, id: 1, action: "stop")
+            seen.steps["stopped"] = waitFor(.seconds(5)) { !nap.isRunning }
+            seen.texts["outcome"] = run.events("end").first?["outcome"] as? String
+            seen.texts["phase"] = home.state()?["phase"] as? String
+        }
+        #expect(seen["notified"] && seen["snoozed"] && seen["rang again"], "\(seen.texts)")
+        if dismissal == "key" {
+            #expect(seen.texts["actions"] == "default, Snooze 2s, snooze, Snooze 2s, stop, Stop", "\(seen.texts)")
+            #expect(seen["stopped"] && seen.texts["outcome"] == "dismissed", "\(seen.texts)")
+        } else {
+            #expect(seen.texts["actions"] == "default, Snooze 2s, snooze, Snooze 2s", "\(seen.texts)")
+            #expect(seen.texts["body"]?.contains("type the word it shows in the nap's terminal, or run `snoozefuse stop`") == true, "\(seen.texts)")
+            #expect(!seen["stopped"] && seen.texts["phase"] == "ringing", "a word alarm is not stopped by a click: \(seen.texts)")
+        }
+    }
+
     @Test func aHangingNotificationServerDelaysNothingAndIsReportedOnce() async throws {
         let seen = try await script { home, seen in
             let session = try PrivateBus()
