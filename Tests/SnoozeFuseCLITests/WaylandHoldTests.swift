@@ -3,19 +3,21 @@ import Glibc
 import SnoozeFuseTestSupport
 import Testing
 
-/// `nap --hold desktop` on a real Wayland compositor (issue 39): sway, started headless by the test
-/// (as `nobody` when the tests run as root: sway refuses root), input from `wtype` through its
-/// virtual keyboard. The nap is told of idleness by the compositor (org_kde_kwin_idle on Debian
-/// 12's sway 1.7; ext_idle_notifier_v1 where a compositor offers it): nothing is read on a schedule.
-@Suite("--hold desktop on a real sway", .serialized)
+/// `nap --hold desktop` on real Wayland compositors (issue 39), each started headless by the test:
+/// sway (as `nobody` when the tests run as root: sway refuses root), input from `wtype` through
+/// its virtual keyboard, the nap told of idleness by the compositor (org_kde_kwin_idle on Debian
+/// 12's sway 1.7; ext_idle_notifier_v1 where a compositor offers it); and GNOME's Mutter on a
+/// private session bus, input through its RemoteDesktop API, the nap held by GNOME's IdleMonitor
+/// watches. Nothing is read on a schedule.
+@Suite("--hold desktop on real compositors: sway and GNOME", .serialized)
 struct WaylandHoldTests {
-    /// A desk nap without a terminal: keys for 3 s, quiet, one key during the release, quiet: the
-    /// release starts `--idle-after` after the last key, starts over at the key, and the nap rings.
-    @Test func aDeskNapOnSwayReleasesAfterTheLastInputStartsOverAndRings() async throws {
-        let sway = try PrivateSway()
-        defer { sway.stop() }
-        let seen = try await script { home, seen in
-            var environment = sway.clientEnvironment(home.environment)
+    /// A desk nap without a terminal on a compositor whose environment is `environment` and whose
+    /// keyboard is `press`: keys for 3 s, quiet, one key during the release, quiet. What the nap
+    /// did, and when each key went out (between the start and the end of `press`).
+    static func deskNap(environment given: [String: String], press: @escaping @Sendable () throws -> Void) async throws -> Observed {
+        try await script { home, seen in
+            var environment = given
+            for key in ["XDG_STATE_HOME", "XDG_RUNTIME_DIR", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "NO_COLOR"] { environment[key] = home.environment[key] }
             environment["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=" + home.folder.path("no-system-bus")
             let events = home.folder.path("events.jsonl")
             let nap = try BackgroundProcess(BuiltProducts.executable("snoozefuse"), [
@@ -29,12 +31,11 @@ struct WaylandHoldTests {
             func phases() -> [[String: Any]] { home.lines(events).filter { $0["event"] as? String == "phase" } }
             seen.steps["holding"] = waitFor(.seconds(10)) { phases().contains { $0["phase"] as? String == "holding" } }
             let start = Date()
-            // Keys for 3 s.
-            // Each key goes out between wtype's start and its end.
+            // Keys for 3 s; each goes out between the start and the end of `press`.
             var lastKey = (from: start, to: start)
             while Date().timeIntervalSince(start) < 3 {
                 let from = Date()
-                try sway.type("a")
+                try press()
                 lastKey = (from, Date())
                 usleep(300_000)
             }
@@ -44,34 +45,66 @@ struct WaylandHoldTests {
             // A key during the release (3 s long): it starts over.
             usleep(1_000_000)
             seen.numbers["key in release from"] = Date().timeIntervalSince1970
-            try sway.type("b")
+            try press()
             seen.numbers["key in release to"] = Date().timeIntervalSince1970
             seen.steps["held again"] = waitFor(.seconds(5)) { phases().filter { $0["phase"] as? String == "holding" }.count == 2 }
             seen.steps["rang"] = waitFor(.seconds(20)) { home.lines(events).contains { $0["event"] as? String == "alarm" } }
             seen.steps["ended"] = waitFor(.seconds(10)) { !nap.isRunning }
+            var counts: [String: Int] = [:]
             for line in home.lines(events) where line["event"] as? String == "phase" || line["event"] as? String == "hold" {
                 let name = "\(line["event"] as? String ?? "?") \(line["phase"] as? String ?? line["what"] as? String ?? "?")"
                 if let wall = line["wall"] as? String, let date = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(wall) {
-                    seen.numbers[name + " #\(seen.numbers.keys.filter { $0.hasPrefix(name) }.count)"] = date.timeIntervalSince1970
+                    seen.numbers[name + " #\(counts[name, default: 0])"] = date.timeIntervalSince1970
+                    counts[name, default: 0] += 1
                 }
                 if line["event"] as? String == "hold" { seen.texts["hold"] = line["message"] as? String }
             }
         }
+    }
+
+    /// What every desk nap must show: the release `--idle-after` (2 s) after the last key, as the
+    /// compositor counts it, never before 2 s after the key's sender started and within 1.5 s more
+    /// after it ended; the key in the release holding it again as it came; the release again 2 s
+    /// after that key; the alarm.
+    static func expectReleasedAndStartedOver(_ seen: Observed, holdSaid: String) throws {
         #expect(seen["holding"] && seen["released"] && seen["held again"] && seen["rang"] && seen["ended"], "\(seen.texts) \(seen.numbers)")
-        #expect(seen.texts["hold"]?.contains("Wayland (org_kde_kwin_idle on \(sway.socket))") == true, "\(seen.texts["hold"] ?? "")")
-        // The release began --idle-after (2 s) after the last key, as the compositor counts it
-        // (wtype's own start and the compositor's timer: within 1 s more).
-        // The key went out between wtype's start and its end: the release comes 2 s after that,
-        // never before 2 s after wtype's start, and within 1.5 s more after its end.
+        #expect(seen.texts["hold"]?.contains(holdSaid) == true, "\(seen.texts["hold"] ?? "")")
         let lastFrom = try #require(seen.numbers["last key from"]), lastTo = try #require(seen.numbers["last key to"])
         let released = try #require(seen.numbers["phase releasing #0"], "\(seen.numbers)")
-        #expect(released - lastFrom >= 1.95 && released - lastTo < 3.5, "released \(released - lastFrom) s after the last key's wtype started")
-        // The key in the release held the nap again as it came, and the release began again 2 s later.
+        #expect(released - lastFrom >= 1.95 && released - lastTo < 3.5, "released \(released - lastFrom) s after the last key's sender started")
         let keyFrom = try #require(seen.numbers["key in release from"]), keyTo = try #require(seen.numbers["key in release to"])
         let heldAgain = try #require(seen.numbers["phase holding #1"], "\(seen.numbers)")
-        #expect(heldAgain >= keyFrom - 0.05 && heldAgain - keyTo < 1.0, "held again \(heldAgain - keyFrom) s after wtype started")
+        #expect(heldAgain >= keyFrom - 0.05 && heldAgain - keyTo < 1.0, "held again \(heldAgain - keyFrom) s after the key's sender started")
         let releasedAgain = try #require(seen.numbers["phase releasing #1"], "\(seen.numbers)")
         #expect(releasedAgain - keyFrom >= 1.95 && releasedAgain - keyTo < 3.5, "released again \(releasedAgain - keyFrom) s after the key")
+    }
+
+    /// On sway: org_kde_kwin_idle's notifications, wtype's virtual keyboard.
+    @Test func aDeskNapOnSwayReleasesAfterTheLastInputStartsOverAndRings() async throws {
+        let sway = try PrivateSway()
+        defer { sway.stop() }
+        let seen = try await Self.deskNap(environment: sway.clientEnvironment()) { try sway.type("a") }
+        try Self.expectReleasedAndStartedOver(seen, holdSaid: "Wayland (org_kde_kwin_idle on \(sway.socket))")
+    }
+
+    /// On GNOME (Mutter headless, its own IdleMonitor watches), input through RemoteDesktop.
+    @Test func aDeskNapOnGNOMEReleasesAfterTheLastInputStartsOverAndRings() async throws {
+        let mutter = try PrivateMutter()
+        defer { mutter.stop() }
+        let seen = try await Self.deskNap(environment: mutter.clientEnvironment()) { try mutter.press() }
+        try Self.expectReleasedAndStartedOver(seen, holdSaid: "GNOME (org.gnome.Mutter.IdleMonitor)")
+    }
+
+    /// `doctor` on GNOME names GNOME's IdleMonitor, and says Mutter 43 offers no Wayland idle notifier.
+    @Test func doctorOnGNOMENamesItsIdleMonitor() async throws {
+        let mutter = try PrivateMutter()
+        defer { mutter.stop() }
+        let result = try await runProcess(snoozefuse, ["doctor", "--json"], environment: mutter.clientEnvironment())
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any], "\(result.standardOutput)")
+        let hold = (object["checks"] as? [[String: Any]] ?? []).first { $0["check"] as? String == "hold-desktop" }
+        #expect(hold?["verdict"] as? String == "ok", "\(hold ?? [:])")
+        let detail = hold?["detail"] as? String ?? ""
+        #expect(detail.hasPrefix("--hold desktop is held by GNOME (org.gnome.Mutter.IdleMonitor)"), "\(detail)")
     }
 
     /// `doctor` names the compositor's notifier as the hold's source, and says it reads nothing.
