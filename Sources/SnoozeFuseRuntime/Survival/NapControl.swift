@@ -301,7 +301,8 @@ public enum ControlAnswer {
                   after.phase == .snoozed else {
                 return ControlReply(ok: false, message: "the alarm was not snoozed (the nap is \(session.phase.rawValue))", state: nil)
             }
-            message = "snoozed"
+            // Says when it rings again: a sleepy person asks exactly that.
+            message = after.snoozeDeadline.map { "snoozed: it rings again in \(Self.spoken(session.now.duration(to: $0)))" } ?? "snoozed"
         case .add:
             guard let seconds = request.seconds else {
                 return ControlReply(ok: false, message: "add needs a duration", state: nil)
@@ -333,10 +334,21 @@ public enum ControlAnswer {
             guard after.phase == .napping || after.phase == .snoozed else {
                 return ControlReply(ok: false, message: "the alarm was not moved: the nap is \(after.phase.rawValue)", state: nil)
             }
-            message = "alarm moved"
+            // By how much (a move is kept 10 s from now at least) and when it rings now.
+            if let due, let moved = after.alarmToKeep(now: now)?.due {
+                let by = due.duration(to: moved)
+                message = "alarm moved by \(by < .zero ? "-" : "+")\(Self.spoken(by < .zero ? .zero - by : by)): it rings in \(Self.spoken(session.now.duration(to: moved)))"
+            } else {
+                message = "alarm moved"
+            }
         }
         // The state after the change; none for stop, whose change (the nap ends) is made after the answer.
         return ControlReply(ok: true, message: message, state: request.withState == true && request.command != .stop ? state() : nil)
+    }
+
+    /// `duration` in whole seconds, for people (`1m05s`, `10s`).
+    static func spoken(_ duration: Duration) -> String {
+        Duration.seconds(max(duration.components.seconds, 0)).compactDescription
     }
 
     /// `seconds` as a length, to the millisecond; nil beyond a year either way (or not a number),
