@@ -10,6 +10,8 @@
 public enum TerminalColumns {
     /// The columns `text` takes.
     public static func width(of text: some StringProtocol) -> Int {
+        // Printable ASCII, the usual case, is a column a byte (no grapheme breaking needed).
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return text.utf8.count }
         var total = 0
         for character in text { total += width(of: character) }
         return total
