@@ -67,6 +67,39 @@ public func waitReadable(_ descriptor: Int32, until deadline: BootInstant?) -> B
     }
 }
 
+/// What ``waitReadable(_:until:whileOpen:)`` saw.
+public enum ReadableWait: Sendable, Hashable {
+    case readable, deadline
+    /// The other end of `whileOpen` went away (a pipe's reader closed it, a terminal hung up).
+    case peerGone
+}
+
+/// As ``waitReadable(_:until:)``, and ends as soon as `output`, a descriptor this process writes
+/// to, has lost its reader: a status bar that quits takes its `status --follow` with it, even
+/// while there is nothing to write.
+public func waitReadable(_ descriptor: Int32, until deadline: BootInstant?, whileOpen output: Int32) -> ReadableWait {
+    var timer: Int32 = -1
+    if let deadline {
+        timer = timerfd_create(CLOCK_BOOTTIME, Int32(TFD_CLOEXEC))
+        var setting = itimerspec()
+        setting.it_value = deadline.absoluteTimespec
+        if timer >= 0 { timerfd_settime(timer, Int32(TFD_TIMER_ABSTIME), &setting, nil) }
+    }
+    defer { if timer >= 0 { close(timer) } }
+    // No event asked of the output: poll reports its error and hang-up whatever is asked.
+    var descriptors = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0), pollfd(fd: timer, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: output, events: 0, revents: 0)]
+    while true {
+        if poll(&descriptors, 3, -1) < 0 {
+            if errno == EINTR { continue }
+            return .deadline
+        }
+        if descriptors[2].revents & Int16(POLLERR | POLLHUP) != 0 { return .peerGone }
+        if descriptors[0].revents != 0 { return .readable }
+        if descriptors[1].revents != 0 { return .deadline }
+    }
+}
+
 /// A pipe whose ends are both close-on-exec from the start (no child started meanwhile by another
 /// thread inherits them); nil with `errno` set when the system refuses one.
 public func makePipe() -> (read: Int32, write: Int32)? {

@@ -69,9 +69,12 @@ struct WaybarTests {
             }
             let bar = try BackgroundProcess(executableInPath("waybar"), ["-c", configuration, "-s", style], environment: environment,
                                             standardOutput: home.folder.path("waybar.out"), standardError: home.folder.path("waybar.err"))
+            var barEnded = false
             defer {
-                bar.signal(SIGTERM)
-                _ = bar.wait()
+                if !barEnded {
+                    bar.signal(SIGTERM)
+                    _ = bar.wait()
+                }
             }
             // Without a nap the module shows nothing.
             // Waybar logs on standard output, GTK on standard error.
@@ -100,6 +103,17 @@ struct WaybarTests {
             // What the module reads: the same command, once.
             seen.texts["line"] = (try? home.run(["status", "--format", "waybar"]))?.standardOutput
             seen.texts["log"] = log()
+            // The module's program (and a shell between, if any) ends with the bar, even with no
+            // nap to say anything about: once the nap is over, then waybar quits.
+            let module = Self.descendants(of: bar.pid)
+            seen.numbers["module processes"] = Double(module.count)
+            _ = try? home.run(["stop", "--yes"])
+            seen.steps["nap over"] = waitFor(.seconds(10)) { !nap.isRunning }
+            usleep(500_000)
+            bar.signal(SIGTERM)
+            _ = bar.wait()
+            barEnded = true
+            seen.steps["module ended"] = waitFor(.seconds(5)) { module.allSatisfy { !isRunning($0) } }
         }
         let log = seen.texts["log"] ?? ""
         #expect(seen["bar up"] && seen["napping"], "\(log) \(seen.texts["diagnosis"] ?? "")")
@@ -111,5 +125,26 @@ struct WaybarTests {
         // Waybar says nothing went wrong with the module (it logs "[error]" or "[warning]" lines).
         let complaints = log.split(separator: "\n").filter { $0.contains("[error]") || ($0.contains("[warning]") && $0.contains("custom")) }
         #expect(complaints.isEmpty, "\(complaints)")
+        #expect((seen.numbers["module processes"] ?? 0) >= 1, "waybar started its module: \(seen.numbers)")
+        #expect(seen["nap over"] && seen["module ended"], "`status --follow` outlived its bar: \(seen.numbers)")
+    }
+
+    /// Every process below `pid` (its children, theirs …), from /proc.
+    static func descendants(of pid: Int32) -> [Int32] {
+        var parents: [Int32: Int32] = [:]
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let child = Int32(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { continue }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if fields.count > 1, let parent = Int32(fields[1]) { parents[child] = parent }
+        }
+        var found: [Int32] = []
+        var frontier = [pid]
+        while let next = frontier.popLast() {
+            let children = parents.filter { $0.value == next }.map(\.key)
+            found += children
+            frontier += children
+        }
+        return found
     }
 }

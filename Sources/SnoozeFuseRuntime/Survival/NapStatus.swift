@@ -219,8 +219,10 @@ public struct NapStatus: Sendable, Hashable, Encodable {
     /// Calls `line` with the status now, and then again whenever the nap's live state changes or
     /// the displayed second of its countdown does, until `line` returns false. Woken by the kernel
     /// (inotify on the state folder) and a timer for the next displayed second: never more often,
-    /// and nothing wakes the nap itself.
-    public static func follow(environment given: [String: String]? = nil, _ line: (NapStatus) -> Bool) {
+    /// and nothing wakes the nap itself. It also ends when `output` (where the lines go) loses its
+    /// reader, though nothing is to be written (a status bar that quits while no nap runs; 1:
+    /// standard output).
+    public static func follow(environment given: [String: String]? = nil, output: Int32 = 1, _ line: (NapStatus) -> Bool) {
         let environment = given ?? currentEnvironment()
         guard let paths = try? StorePaths(environment: environment) else {
             _ = line(NapStatus(status: .none))
@@ -244,9 +246,13 @@ public struct NapStatus: Sendable, Hashable, Encodable {
                 next = now.advanced(by: .milliseconds(Int64((fraction > 0 ? fraction : 1) * 1000) + 1))
             }
             if watch < 0 { next = next ?? now.advanced(by: .seconds(1)) }
-            if watch >= 0, waitReadable(watch, until: next) {
-                while Glibc.read(watch, &buffer, buffer.count) > 0 {}
-            } else if watch < 0, let next {
+            if watch >= 0 {
+                switch waitReadable(watch, until: next, whileOpen: output) {
+                case .readable: while Glibc.read(watch, &buffer, buffer.count) > 0 {}
+                case .deadline: break
+                case .peerGone: return
+                }
+            } else if let next {
                 _ = SystemThread.sleep(until: next, unless: { false })
             }
         }
