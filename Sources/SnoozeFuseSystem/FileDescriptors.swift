@@ -48,13 +48,7 @@ func drainCounter(_ descriptor: Int32) {
 /// timerfd polled with it, so it is exact and counts through suspend. For threads of their own,
 /// never an event loop's.
 public func waitReadable(_ descriptor: Int32, until deadline: BootInstant?) -> Bool {
-    var timer: Int32 = -1
-    if let deadline {
-        timer = timerfd_create(CLOCK_BOOTTIME, Int32(TFD_CLOEXEC))
-        var setting = itimerspec()
-        setting.it_value = deadline.absoluteTimespec
-        if timer >= 0 { timerfd_settime(timer, Int32(TFD_TIMER_ABSTIME), &setting, nil) }
-    }
+    let timer = deadlineTimer(deadline)
     defer { if timer >= 0 { close(timer) } }
     var descriptors = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0), pollfd(fd: timer, events: Int16(POLLIN), revents: 0)]
     while true {
@@ -65,6 +59,17 @@ public func waitReadable(_ descriptor: Int32, until deadline: BootInstant?) -> B
         if descriptors[0].revents != 0 { return true }
         if descriptors[1].revents != 0 { return false }
     }
+}
+
+/// A timerfd on CLOCK_BOOTTIME that becomes readable at `deadline`; -1 for none (no deadline, or
+/// the system refused one). The caller closes it.
+private func deadlineTimer(_ deadline: BootInstant?) -> Int32 {
+    guard let deadline else { return -1 }
+    let timer = timerfd_create(CLOCK_BOOTTIME, Int32(TFD_CLOEXEC))
+    var setting = itimerspec()
+    setting.it_value = deadline.absoluteTimespec
+    if timer >= 0 { timerfd_settime(timer, Int32(TFD_TIMER_ABSTIME), &setting, nil) }
+    return timer
 }
 
 /// What ``waitReadable(_:until:whileOpen:)`` saw.
@@ -78,13 +83,7 @@ public enum ReadableWait: Sendable, Hashable {
 /// to, has lost its reader: a status bar that quits takes its `status --follow` with it, even
 /// while there is nothing to write.
 public func waitReadable(_ descriptor: Int32, until deadline: BootInstant?, whileOpen output: Int32) -> ReadableWait {
-    var timer: Int32 = -1
-    if let deadline {
-        timer = timerfd_create(CLOCK_BOOTTIME, Int32(TFD_CLOEXEC))
-        var setting = itimerspec()
-        setting.it_value = deadline.absoluteTimespec
-        if timer >= 0 { timerfd_settime(timer, Int32(TFD_TIMER_ABSTIME), &setting, nil) }
-    }
+    let timer = deadlineTimer(deadline)
     defer { if timer >= 0 { close(timer) } }
     // No event asked of the output: poll reports its error and hang-up whatever is asked.
     var descriptors = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0), pollfd(fd: timer, events: Int16(POLLIN), revents: 0),
