@@ -90,9 +90,11 @@ struct PlainTerminalTests {
             environment["PULSE_SERVER"] = "unix:" + home.folder.path("no-pulse")
             // The terminal stays while the guardian rings: the shell sleeps on after the kill.
             let result = try runProcessBlocking(executableInPath("script"), [
-                // Killed once it has saved its state (its guardian then knows the alarm), at most 10 s on.
+                // Killed once it has saved its napping state (its guardian is told first, so it
+                // knows the alarm; the state written during the set-up is not that), at most 10 s on.
                 "-q", "-e", "-c", "\(program) > '\(home.folder.path("events.jsonl"))' & nap=$!; "
-                    + "for i in $(seq 100); do [ -s '\(home.sessionFile)' ] && break; sleep 0.1; done; kill -9 $nap; sleep 5.5",
+                    + "for i in $(seq 100); do grep -q '\"phase\":\"napping\"' '\(home.sessionFile)' 2>/dev/null && break; sleep 0.1; done; "
+                    + "kill -9 $nap; sleep 5.5",
                 typescript,
             ], environment: environment)
             seen.numbers["status"] = Double(result.status)
