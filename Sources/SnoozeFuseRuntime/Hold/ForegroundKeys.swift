@@ -31,8 +31,10 @@ public final class ForegroundKeys: KeySource, Sendable {
         var reading = false
         var signals: SignalWatcher?
         var stopped = false
-        /// The write end of the pipe that ends the background wait (-1 when none runs).
-        var waitWake: Int32 = -1
+        /// The background wait that runs, if any: its number, and the write end of the pipe that
+        /// ends it (-1 when it has none).
+        var wait: (number: UInt64, wake: Int32)?
+        var waits: UInt64 = 0
     }
 
     /// nil when `fileDescriptor` is not a terminal.
@@ -121,54 +123,69 @@ public final class ForegroundKeys: KeySource, Sendable {
     }
 
     /// Waits on a thread of its own for input on the terminal while in the background, then looks
-    /// again (one wait at a time; ``endBackgroundWait()`` ends it).
+    /// again (one wait at a time; ``endBackgroundWait()`` ends it). Only that end, the terminal
+    /// hanging up, or the nap found in the foreground ends the wait: an interrupted or failed poll,
+    /// or a wake pipe that breaks, leaves it looking every 2 s, since a wait that ended by itself
+    /// would leave the nap deaf to `fg` for good.
     private func waitInTheBackground() {
-        guard let pipe = makePipe() else { return }
-        let started = state.withLock { state -> Bool in
-            guard !state.stopped, state.waitWake < 0 else { return false }
-            state.waitWake = pipe.write
-            return true
+        // Without a pipe the wait is ended by the state alone, within 2 s.
+        let pipe = makePipe() ?? (read: -1, write: -1)
+        let number = state.withLock { state -> UInt64? in
+            guard !state.stopped, state.wait == nil else { return nil }
+            state.waits += 1
+            state.wait = (state.waits, pipe.write)
+            return state.waits
         }
-        guard started else {
-            close(pipe.read)
-            close(pipe.write)
+        guard let number else {
+            if pipe.read >= 0 { close(pipe.read) }
+            if pipe.write >= 0 { close(pipe.write) }
             return
         }
         let input = fileDescriptor
-        SystemThread.start(named: "snoozefuse-bg") { [weak self] in
-            defer { close(pipe.read) }
-            var fds = [pollfd(fd: input, events: Int16(POLLIN), revents: 0), pollfd(fd: pipe.read, events: Int16(POLLIN), revents: 0)]
-            while true {
-                let ready = poll(&fds, 2, 2_000)
-                if ready < 0 && errno == EINTR { continue }
-                if ready == 0 {
-                    if Self.isForeground(input) == true { break }
-                    continue
-                }
-                // Ended, or the terminal hung up (the nap goes on without it): nothing to look for.
-                guard ready > 0, fds[1].revents == 0, fds[0].revents & Int16(POLLIN) != 0 else { return }
-                if Self.isForeground(input) == true { break }
-                // The shell's own typing: look again in a second, not at every byte.
-                if poll(&fds[1], 1, 1_000) != 0 { return }
-            }
-            guard let self else { return }
-            let mine = self.state.withLock { state -> Bool in
-                guard state.waitWake == pipe.write else { return false }
-                close(state.waitWake)
-                state.waitWake = -1
-                return true
-            }
-            if mine { self.look() }
+        let launched = SystemThread.start(named: "snoozefuse-bg") { [weak self] in
+            defer { if pipe.read >= 0 { close(pipe.read) } }
+            let running = { [weak self] in self?.state.withLock { !$0.stopped && $0.wait?.number == number } ?? false }
+            guard Self.waitForForeground(input: input, wake: pipe.read, while: running),
+                  let self, self.endBackgroundWait(number: number) else { return }
+            self.look()
         }
+        if !launched { endBackgroundWait(number: number) }
     }
 
-    private func endBackgroundWait() {
+    /// Blocks until this process is in the foreground of `input` (true), or `running` says the
+    /// wait has ended, or the terminal hung up (false).
+    private static func waitForForeground(input: Int32, wake: Int32, while running: () -> Bool) -> Bool {
+        var fds = [pollfd(fd: input, events: Int16(POLLIN), revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
+        while running() {
+            let ready = poll(&fds, 2, 2_000)
+            if Self.isForeground(input) == true { return true }
+            guard ready > 0 else { continue } // timed out, interrupted or failed: look again
+            if fds[1].revents != 0 {
+                // Ended (a byte), or its write end is gone: the state says which.
+                if fds[1].revents & Int16(POLLIN) == 0 { fds[1].fd = -1 }
+                continue
+            }
+            // The terminal hung up: the nap goes on without it, nothing to look for.
+            if fds[0].revents & Int16(POLLHUP | POLLNVAL) != 0 { return false }
+            // The shell's own typing: look again in a second, not at every byte.
+            var pause = fds[1]
+            _ = poll(&pause, 1, 1_000)
+        }
+        return false
+    }
+
+    /// Ends the background wait (`number`, or whichever runs); whether it was running.
+    @discardableResult
+    private func endBackgroundWait(number: UInt64? = nil) -> Bool {
         state.withLock { state in
-            guard state.waitWake >= 0 else { return }
-            var byte: UInt8 = 0
-            _ = write(state.waitWake, &byte, 1)
-            close(state.waitWake)
-            state.waitWake = -1
+            guard let wait = state.wait, number == nil || wait.number == number else { return false }
+            if wait.wake >= 0 {
+                var byte: UInt8 = 0
+                _ = write(wait.wake, &byte, 1)
+                close(wait.wake)
+            }
+            state.wait = nil
+            return true
         }
     }
 }
