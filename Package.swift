@@ -9,6 +9,14 @@ let strictSettings: [SwiftSetting] = [
     .unsafeFlags(["-require-explicit-sendable"]),
 ]
 
+/// The settings of the code the small programs (the guardian, the plugin host) link: no implicit
+/// `_StringProcessing` (regular expressions), whose type metadata the linker must keep whole once
+/// any of it is used (1.4 MB of code and the Unicode name tables in each program). A use of its
+/// `contains`/`split` on strings then fails to compile; the core has its own.
+let smallProgramSettings: [SwiftSetting] = strictSettings + [
+    .unsafeFlags(["-Xfrontend", "-disable-implicit-string-processing-module-import"]),
+]
+
 /// The lazily linked C libraries' trampolines (see the C libraries below).
 let lazyLinkSettings: [CSetting] = [.unsafeFlags(["-gdwarf-4"])]
 
@@ -81,7 +89,7 @@ let package = Package(
         // MARK: Pure core: no C, no I/O
         .target(
             name: "SnoozeFuseCore",
-            swiftSettings: strictSettings
+            swiftSettings: smallProgramSettings
         ),
 
         // MARK: The process's machinery: one event loop (executor + boot-time clock), one bounded
@@ -90,18 +98,18 @@ let package = Package(
         .target(
             name: "SnoozeFuseSystem",
             dependencies: ["CLinux", "CSystemd", "CWayland"],
-            swiftSettings: strictSettings
+            swiftSettings: smallProgramSettings
         ),
 
         // MARK: Edges
         .target(
             name: "SnoozeFuseCAF",
-            swiftSettings: strictSettings
+            swiftSettings: smallProgramSettings
         ),
         .target(
             name: "SnoozeFuseAudio",
             dependencies: ["SnoozeFuseCore", "SnoozeFuseSystem", "CSndFile", "CALSA", "CSampleRate", "CPulse", "CEbur128"],
-            swiftSettings: strictSettings
+            swiftSettings: smallProgramSettings
         ),
         .target(
             name: "SnoozeFusePluginHost",
@@ -109,7 +117,7 @@ let package = Package(
                 "SnoozeFusePluginABI", "SnoozeFuseSystem", "SnoozeFuseCore",
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: strictSettings
+            swiftSettings: smallProgramSettings
         ),
         // The idle half of a nap's guardian: waits with nothing but the Swift runtime and the pure
         // core, then becomes `snoozefuse guardian` (no Foundation, no other package: issue 23).

@@ -127,7 +127,19 @@ public struct PluginError: Error, Sendable, Hashable, Codable, CustomStringConve
     /// (glibc: `LIBRARY: cannot open shared object file: …`); nil when it says something else, or
     /// when the file it could not open is the plugin's own.
     public static func missingLibrary(in dlerror: String, plugin: String) -> String? {
-        let parts = dlerror.split(separator: ": ", omittingEmptySubsequences: false).map(String.init)
+        // dlerror's parts are separated by ": " (split by hand: no `_StringProcessing`, Package.swift).
+        var parts: [String] = [], part: [UInt8] = []
+        var bytes = Array(dlerror.utf8)[...]
+        while let byte = bytes.popFirst() {
+            if byte == UInt8(ascii: ":"), bytes.first == UInt8(ascii: " ") {
+                bytes.removeFirst()
+                parts.append(String(decoding: part, as: UTF8.self))
+                part = []
+            } else {
+                part.append(byte)
+            }
+        }
+        parts.append(String(decoding: part, as: UTF8.self))
         guard let at = parts.firstIndex(of: "cannot open shared object file"), at > 0 else { return nil }
         let library = parts[at - 1]
         return library.isEmpty || library == plugin ? nil : library

@@ -64,7 +64,7 @@ public struct SinkDescription: Sendable, Hashable, Codable {
         if let portType, ["hdmi", "tv"].contains(portType) { return true }
         if formFactor == "tv" { return true }
         let words = [profile, portName, portDescription, name, description].compactMap { $0?.lowercased() }
-        return words.contains { $0.contains("hdmi") || $0.contains("displayport") }
+        return words.contains { Self.find("hdmi", in: $0) || Self.find("displayport", in: $0) }
     }
 
     /// A loudspeaker of the machine (or one it drives): its form factor or its active port says so.
@@ -86,10 +86,21 @@ public struct SinkDescription: Sendable, Hashable, Codable {
         return bus.map { "\(what) on \($0)" } ?? what
     }
 
+    /// Whether `word` (ASCII) is in `text`, by bytes: the core does without the string search of
+    /// `_StringProcessing` (see Package.swift).
+    private static func find(_ word: StaticString, in text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        let count = word.utf8CodeUnitCount
+        guard count <= bytes.count else { return false }
+        return word.withUTF8Buffer { word in
+            (0 ... bytes.count - count).contains { start in word.indices.allSatisfy { bytes[start + $0] == word[$0] } }
+        }
+    }
+
     /// HDMI, DisplayPort or TV, from what the server says.
     private var displayKind: String {
         let words = [portDescription, portName, profile, description, name].compactMap { $0?.lowercased() }
-        if words.contains(where: { $0.contains("displayport") }) && !words.contains(where: { $0.contains("hdmi") }) { return "DisplayPort" }
+        if words.contains(where: { Self.find("displayport", in: $0) }) && !words.contains(where: { Self.find("hdmi", in: $0) }) { return "DisplayPort" }
         if portType == "tv" || formFactor == "tv" { return "TV" }
         return "HDMI"
     }
