@@ -5,8 +5,8 @@ import Testing
 
 /// An interactive bash (job control on) on a real pseudo-terminal, fed a script of lines: each
 /// step is a line to type (`\n` ends it; `^Z` is Ctrl-Z), or `sleep:SECONDS`, or `until:TEXT`
-/// (read until the terminal has shown TEXT since the last line typed, at most 20 s). Prints
-/// everything the terminal showed.
+/// (read until the terminal has shown TEXT since the last line typed, at most 20 s), or
+/// `seen:TEXT` (the same, since the start). Prints everything the terminal showed.
 private let jobShell = #"""
 import os, pty, sys, time, select
 master, terminal = pty.openpty()
@@ -41,6 +41,8 @@ for step in sys.argv[1:]:
         before, shown = shown[:mark], shown[mark:]
         drain(20, until=step[6:].encode())
         shown = before + shown
+    elif step.startswith("seen:"):
+        drain(20, until=step[5:].encode())
     else:
         mark = len(shown)
         os.write(master, step.replace("^Z", "\x1a").replace("\\n", "\n").encode())
@@ -140,11 +142,32 @@ struct JobControlTests {
                 // The shell learns of the stop when it next reaps a child: wait (at most 10 s)
                 // until its job table says so, or `bg` finds the job "already in background".
                 "for i in $(seq 100); do case \"$(jobs -l %1)\" in *Stopped*) break;; esac; sleep 0.1; done; jobs -l\\n",
-                "until:Stopped (signal)", "bg\\n", "sleep:0.5", "fg\\n",
+                // A nap that was stopped during its set-up finishes it after `bg`: `fg` comes once
+                // it has said it is in the background.
+                "until:Stopped (signal)", "bg\\n", "seen:snoozefuse: in the background", "sleep:0.5", "fg\\n",
                 "until:Enter stops the alarm", "sleep:2.5", "\\n", "until:$ ", "jobs -l\\n",
             ])
         }
         #expect(shown.contains("Stopped (signal)"), "the shell saw the stop: \(shown)")
+        #expect(shown.contains("in the foreground again: this terminal's keys work"), "\(shown)")
+        #expect(shell.phases() == ["releasing", "napping", "ringing", "finished"], "\(shell.records())")
+        #expect(shell.records().last?["outcome"] as? String == "dismissed", "Enter stopped it: \(shell.records())")
+    }
+
+    /// SIGCONTs while the nap waits in the background (a guardian's, a script's `kill -CONT`):
+    /// libdispatch's handler for SIGCONT runs on whichever thread takes it and interrupts its wait.
+    /// The nap still finds `fg` afterwards, and Enter stops its alarm.
+    @Test func continuedInTheBackgroundItStillFindsTheForeground() async throws {
+        let shell = try JobShell()
+        var steps = [
+            "\(shell.snoozefuse) nap --no-hold --release 1s --nap 12s --device null --dismiss key --quiet --events jsonl > \(shell.events) &\\n",
+            "seen:snoozefuse: in the background", "sleep:0.5",
+        ]
+        // Each line typed wakes the nap's wait in the background; the SIGCONTs come while it rests.
+        for _ in 0 ..< 5 { steps += ["for i in $(seq 20); do kill -STOP %1; kill -CONT %1; sleep 0.03; done\\n", "sleep:1.1"] }
+        steps += ["fg\\n", "until:in the foreground again", "until:Enter stops the alarm", "sleep:0.5", "\\n", "until:$ ", "jobs -l\\n"]
+        let typed = steps
+        let shown = try await onOwnThread { try shell.type(typed) }
         #expect(shown.contains("in the foreground again: this terminal's keys work"), "\(shown)")
         #expect(shell.phases() == ["releasing", "napping", "ringing", "finished"], "\(shell.records())")
         #expect(shell.records().last?["outcome"] as? String == "dismissed", "Enter stopped it: \(shell.records())")

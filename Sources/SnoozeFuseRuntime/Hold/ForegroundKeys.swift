@@ -12,7 +12,10 @@ import SnoozeFuseSystem
 /// - `fg` gives it the terminal's keys from then on. `fg` of a job that runs sends it nothing (a
 ///   shell sends SIGCONT only to a stopped job), so in the background it looks every 2 s, and
 ///   when the terminal has input (the shell's own typing wakes it at most once a second): its
-///   keys work within 2 s of `fg`. In the foreground it never wakes for this;
+///   keys work within 2 s of `fg`. In the foreground that wait ends at its next look and
+///   nothing wakes for this any more. The SIGCONT of `bg` reaches the nap through libdispatch's
+///   handler, on whichever thread takes it, whose blocking call then fails with EINTR: every wait
+///   here takes that for nothing and goes on;
 /// - stopped (SIGSTOP) and sent on with `bg`, it stops reading without touching the modes (the
 ///   shell put back its own when the job stopped);
 /// - Ctrl-Z (SIGTSTP) does not stop it: its alarm would not ring. It goes on and says how to
@@ -107,17 +110,24 @@ public final class ForegroundKeys: KeySource, Sendable {
             return (nil, false, starting && !foreground ? .background(startedThere: true) : nil)
         }
         if change.stopReading { reader.stop(restoringModes: false) }
-        if !foreground { waitInTheBackground() } else { endBackgroundWait() }
+        // In the foreground a running wait ends by itself within 2 s, finding it so: a look that
+        // was held up (a SIGSTOP between its test and here) cannot end the wait that a later one,
+        // in the background, needs.
+        if !foreground { waitInTheBackground() }
         if let (gap, deliver) = change.start {
             reader.start(releaseGap: gap) { [weak self] input in
                 // In the background a read fails (SIGTTIN is ignored): that is not the terminal
-                // going away, only the nap going to the background.
+                // going away, only the nap going to the background. The reader has ended: it is
+                // stopped, so that `fg` can start it again.
                 if input == .closed, let self, Self.isForeground(self.fileDescriptor) == false {
+                    self.reader.stop(restoringModes: false)
                     self.look()
                     return
                 }
                 deliver(input)
             }
+            // A stop() that came meanwhile found no reader to stop yet.
+            if state.withLock({ $0.stopped }) { reader.stop(restoringModes: Self.isForeground(fileDescriptor) == true) }
         }
         if let news = change.news { said(news) }
     }
@@ -145,11 +155,16 @@ public final class ForegroundKeys: KeySource, Sendable {
         let launched = SystemThread.start(named: "snoozefuse-bg") { [weak self] in
             defer { if pipe.read >= 0 { close(pipe.read) } }
             let running = { [weak self] in self?.state.withLock { !$0.stopped && $0.wait?.number == number } ?? false }
-            guard Self.waitForForeground(input: input, wake: pipe.read, while: running),
-                  let self, self.endBackgroundWait(number: number) else { return }
+            let found = Self.waitForForeground(input: input, wake: pipe.read, while: running)
+            // Over (the terminal hung up, or found in the foreground): no longer registered.
+            guard let self, self.endBackgroundWait(number: number), found else { return }
             self.look()
         }
-        if !launched { endBackgroundWait(number: number) }
+        if !launched {
+            // No thread (the process has too many): only a SIGCONT looks again.
+            if pipe.read >= 0 { close(pipe.read) }
+            endBackgroundWait(number: number)
+        }
     }
 
     /// Blocks until this process is in the foreground of `input` (true), or `running` says the
@@ -157,8 +172,8 @@ public final class ForegroundKeys: KeySource, Sendable {
     private static func waitForForeground(input: Int32, wake: Int32, while running: () -> Bool) -> Bool {
         var fds = [pollfd(fd: input, events: Int16(POLLIN), revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
         while running() {
-            let ready = poll(&fds, 2, 2_000)
             if Self.isForeground(input) == true { return true }
+            let ready = poll(&fds, 2, 2_000)
             guard ready > 0 else { continue } // timed out, interrupted or failed: look again
             if fds[1].revents != 0 {
                 // Ended (a byte), or its write end is gone: the state says which.
@@ -167,6 +182,7 @@ public final class ForegroundKeys: KeySource, Sendable {
             }
             // The terminal hung up: the nap goes on without it, nothing to look for.
             if fds[0].revents & Int16(POLLHUP | POLLNVAL) != 0 { return false }
+            if Self.isForeground(input) == true { return true }
             // The shell's own typing: look again in a second, not at every byte.
             var pause = fds[1]
             _ = poll(&pause, 1, 1_000)
