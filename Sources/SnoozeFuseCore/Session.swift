@@ -147,7 +147,8 @@ public struct Session<Instant: InstantProtocol>: Sendable, Hashable where Instan
     /// The earliest instant at which time alone changes this session; `nil` when only an event can.
     public var nextDeadline: Instant? {
         switch phase {
-        case .ready, .finished, .cancelled: nil
+        case .ready: alarmAt
+        case .finished, .cancelled: nil
         case .holding: maxDeadline
         case .releasing: [releaseDeadline, maxDeadline].compactMap { $0 }.min()
         case .napping: [napDeadline, maxDeadline].compactMap { $0 }.min()
@@ -157,9 +158,10 @@ public struct Session<Instant: InstantProtocol>: Sendable, Hashable where Instan
     }
 
     /// When the alarm will ring if nothing else happens: `min(napDeadline, maxDeadline)` while
-    /// napping, `maxDeadline` before that.
+    /// napping, `maxDeadline` before that, and the time named (`--until`) before the first hold.
     public var expectedAlarm: Instant? {
         switch phase {
+        case .ready: alarmAt
         case .holding, .releasing: maxDeadline
         case .napping: nextDeadline
         default: nil
@@ -290,7 +292,12 @@ public struct Session<Instant: InstantProtocol>: Sendable, Hashable where Instan
             case .snoozed:
                 snoozeDeadline = nil
                 startRinging(reason: alarmReason ?? .nap, due: deadline, now: now, into: &effects)
-            case .ready, .finished, .cancelled:
+            case .ready:
+                // The time named (`--until`) came before the first hold: when in doubt, ring. The
+                // nap is taken to have begun then.
+                begin(at: deadline, into: &effects)
+                ring(.nap, due: deadline, now: now, into: &effects)
+            case .finished, .cancelled:
                 return
             }
         }

@@ -1,7 +1,8 @@
 /// What to do with a nap whose process is gone, from what it last saved: the guardian's decision
 /// when the nap dies, and `resume`'s after a reboot. A pure function of the saved state and now.
 public enum TakeOver<Instant: InstantProtocol>: Sendable, Hashable where Instant.Duration == Duration {
-    /// Nothing to ring: the nap had not started (waiting for its first hold) or had ended.
+    /// Nothing to ring: the nap had not started (waiting for its first hold, with no time named)
+    /// or had ended.
     case nothing
     /// Ring for `reason` at `alarm` (at once when it has passed; `late` says by how much).
     case ring(at: Instant, reason: AlarmReason, late: Duration)
@@ -17,7 +18,8 @@ public enum TakeOver<Instant: InstantProtocol>: Sendable, Hashable where Instant
     /// edited) is due at that bound instead: a year away became a nap that waits a year.
     public static func plan(phase: Phase, alarm: Instant?, reason: AlarmReason, now: Instant,
                             maxLate: Duration? = nil, lastSaved: Instant? = nil) -> TakeOver {
-        guard var alarm, !phase.isTerminal, phase != .ready else { return .nothing }
+        // A nap waiting for its first hold has an alarm only when a time was named (`--until`).
+        guard var alarm, !phase.isTerminal else { return .nothing }
         if let lastSaved { alarm = Swift.min(alarm, lastSaved.advanced(by: Session<Instant>.longestAdjustedWait)) }
         let late = max(alarm.duration(to: now), .zero)
         if let maxLate, late > maxLate { return .missed(due: alarm, late: late) }
@@ -30,10 +32,12 @@ extension Session {
     /// failsafe (nobody can let go any more); while releasing, the end of the undisturbed nap
     /// (or the failsafe, if sooner); while napping, the coming alarm; while snoozed, the end of the
     /// snooze; while ringing, the alarm that rings (due when it first rang: it rings again at once).
-    /// `nil` before the session started and once it ended.
+    /// Before the first hold, the time named (`--until`), if any; `nil` once it ended.
     public func alarmToKeep(now: Instant) -> (due: Instant, reason: AlarmReason)? {
         switch phase {
-        case .ready, .finished, .cancelled:
+        case .ready:
+            return alarmAt.map { ($0, .nap) }
+        case .finished, .cancelled:
             return nil
         case .holding:
             return maxDeadline.map { ($0, .max) }

@@ -59,6 +59,78 @@ struct WakeAtTimeCommandTests {
         #expect(seen.texts["said"]?.contains("however long the hold lasts") == false, "no hold here: \(seen.texts["said"] ?? "")")
     }
 
+    /// `nap --until` in hold mode on a terminal (the pty driver of HoldModeTests) whose key is
+    /// never held, `quick-test`'s ring limit of 1 s. Returns what the script saw; `kill` SIGKILLs
+    /// the nap once its guardian holds its lock, before the time named.
+    private func napNeverHeld(kill: Bool) async throws -> Observed {
+        try await script { home, seen in
+            let pty = try PtyRun()
+            defer { pty.cleanUp() }
+            let target = (Date().timeIntervalSince1970 + 8).rounded(.down)
+            seen.numbers["target"] = target
+            seen.texts["minute"] = String(Self.clockText(target).prefix(5))
+            let driver = try BackgroundProcess(URL(fileURLWithPath: "/usr/bin/python3"), [
+                pty.driver.path, pty.events.path, "wait:0.1", "--transcript=\(pty.transcript.path)", "--",
+                snoozefuse.path, "nap", "--preset", "quick-test", "--ring-limit", "1", "--device", "null", "--events", "jsonl",
+                "--fade-in", "0", "--until", Self.clockText(target),
+            ], environment: home.environment, standardOutput: home.folder.path("driver.out"), standardError: home.folder.path("driver.err"))
+            defer {
+                if !waitFor(.seconds(30), { !driver.isRunning }) { _ = try? home.run(["stop", "--yes"]) }
+                driver.wait()
+            }
+            seen.steps["ready, guarded"] = waitFor(.seconds(6)) {
+                home.state()?["phase"] as? String == "ready" && (home.state()?["guardianPid"] as? NSNumber).map { isGuardianLock($0.int32Value, 4) } == true
+            }
+            seen.numbers["due"] = alarmDue(home.state())
+            seen.texts["status"] = try home.run(["status"]).standardOutput
+            if kill, let pid = (home.state()?["pid"] as? NSNumber)?.int32Value {
+                Glibc.kill(pid, SIGKILL)
+                seen.steps["guarded"] = waitFor(.seconds(5)) { home.status() == "guarded" }
+            }
+            let log = kill ? home.guardianLog : pty.events.path
+            seen.steps["rang"] = waitFor(.seconds(20)) { home.lines(log).contains { $0["event"] as? String == "alarm" } }
+            if let alarm = home.lines(log).first(where: { $0["event"] as? String == "alarm" }) {
+                seen.texts["reason"] = alarm["reason"] as? String
+                seen.numbers["rang"] = wallTime(alarm)?.timeIntervalSince1970
+            }
+            seen.steps["ended"] = waitFor(.seconds(20)) { home.lines(log).contains { $0["event"] as? String == "end" } }
+            seen.texts["phases"] = home.lines(log).filter { $0["event"] as? String == "phase" }.compactMap { $0["phase"] as? String }.joined(separator: " ")
+            seen.texts["driver"] = (try? String(contentsOfFile: home.folder.path("driver.err"), encoding: .utf8)) ?? ""
+            seen.texts["terminal"] = String(decoding: (try? Data(contentsOf: pty.transcript)) ?? Data(), as: UTF8.self)
+        }
+    }
+
+    /// A person who lies down without holding the key is woken at the time named all the same (a
+    /// time named is an alarm from the start), and `status` says so while the nap waits.
+    @Test func withNoHoldAtAllItRingsAtTheTimeNamed() async throws {
+        let seen = try await napNeverHeld(kill: false)
+        #expect(seen["ready, guarded"], "\(seen.texts)")
+        let target = try #require(seen.numbers["target"])
+        #expect(abs((seen.numbers["due"] ?? 0) - target) < 0.05, "the saved alarm is the time named: \(seen.texts)")
+        let minute = seen.texts["minute"] ?? "?"
+        #expect(seen.texts["status"]?.hasPrefix("ready: waiting for the first hold; it rings at \(minute) all the same") == true,
+                "\(seen.texts["status"] ?? "")")
+        #expect(seen.texts["terminal"]?.contains("alarm at \(minute) (in ") == true, "\(seen.texts["terminal"] ?? "")")
+        #expect(seen.texts["terminal"]?.contains("however long the hold lasts, held or not") == true, "\(seen.texts["terminal"] ?? "")")
+        #expect(seen["rang"] && seen["ended"], "\(seen.texts)")
+        #expect(seen.texts["phases"] == "ringing finished", "\(seen.texts)")
+        #expect(seen.texts["reason"] == "nap")
+        let rang = try #require(seen.numbers["rang"], "\(seen.texts)")
+        #expect(rang - target > -0.05 && rang - target < 0.5, "rang \(rang - target) s after the time named")
+    }
+
+    /// The same nap killed before the time (SIGKILL): its guardian rings the time named.
+    @Test func withNoHoldAtAllItsGuardianRingsTheTimeNamedWhenTheNapDies() async throws {
+        let seen = try await napNeverHeld(kill: true)
+        #expect(seen["ready, guarded"], "\(seen.texts)")
+        #expect(seen["guarded"], "\(seen.texts)")
+        #expect(seen["rang"] && seen["ended"], "\(seen.texts)")
+        #expect(seen.texts["reason"] == "nap", "\(seen.texts)")
+        let target = try #require(seen.numbers["target"])
+        let rang = try #require(seen.numbers["rang"], "\(seen.texts)")
+        #expect(rang - target > -0.05 && rang - target < 0.5, "the guardian rang \(rang - target) s after the time named")
+    }
+
     @Test("a time that cannot be is refused before anything starts (exit 64), saying why", arguments: [
         (["--until", "14"], "is a number, not a time of day"),
         (["--until", "25:00"], "is not a time on a clock"),

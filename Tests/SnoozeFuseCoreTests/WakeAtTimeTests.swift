@@ -80,4 +80,24 @@ struct WakeAtTimeTests {
         #expect(session.maxDeadline == at(90))
         #expect(session.handle(.timeElapsed, at: at(90)).first == .alarmStarted(reason: .nap, due: at(90)))
     }
+
+    /// No hold ever comes (the person lay down without holding a key): at the time named it rings
+    /// all the same, for the nap. Its guardian and `resume` keep that alarm from the start; a nap
+    /// with no time named still waits for its first hold, however long.
+    @Test func withNoHoldAtAllItRingsAtTheTimeNamed() {
+        var session = Session<Instant>(timers: SessionTimers(release: .seconds(30), nap: .seconds(70), max: .seconds(100)), alarmAt: at(600))
+        #expect(session.nextDeadline == at(600) && session.expectedAlarm == at(600))
+        #expect(session.alarmToKeep(now: at(5))?.due == at(600) && session.alarmToKeep(now: at(5))?.reason == .nap)
+        #expect(TakeOver<Instant>.plan(phase: .ready, alarm: at(600), reason: .nap, now: at(5)) == .ring(at: at(600), reason: .nap, late: .zero))
+        #expect(session.handle(.timeElapsed, at: at(599)).isEmpty)
+        let effects = session.handle(.timeElapsed, at: at(601))
+        #expect(phases(effects) == [.ringing])
+        #expect(effects.contains(.alarmStarted(reason: .nap, due: at(600))), "\(effects)")
+        #expect(session.startedAt == at(600) && session.alarmReason == .nap)
+        // Without a time named, ready has no deadline and nothing to keep.
+        var plain = Session<Instant>(timers: SessionTimers(release: .seconds(30), nap: .seconds(70), max: .seconds(100)))
+        #expect(plain.nextDeadline == nil && plain.expectedAlarm == nil && plain.alarmToKeep(now: at(5)) == nil)
+        #expect(plain.handle(.timeElapsed, at: at(100_000)).isEmpty)
+        #expect(plain.phase == .ready)
+    }
 }

@@ -106,6 +106,25 @@ struct SessionDriverTests {
         #expect(clock.sleeperCount == 0, "no sleeper is left behind")
     }
 
+    /// A nap in hold mode whose key is never held, with a time named (`--until`): the driver arms
+    /// the output before it and rings it then, for the nap, with no event from anywhere.
+    @Test func aTimeNamedRingsWithNoHoldAtAll() async {
+        var timers = Preset.quickTest.timers
+        timers.ringLimit = .seconds(3)
+        var (driver, alarm) = makeDriver(timers)
+        driver.alarmAt = .init(offset: .seconds(60))
+        let (inputs, _) = AsyncStream.makeStream(of: SessionEvent.self)
+        let run = Task { await driver.run(startingWith: nil, inputs: inputs) }
+        #expect(await clock.step() == .init(offset: .seconds(58)), "armed two seconds before")
+        #expect(await clock.step() == .init(offset: .seconds(60)))
+        #expect(await clock.step() == .init(offset: .seconds(63)))
+        #expect(await run.value == .ringLimitReached)
+        #expect(observer.phases.map(\.0) == [.ringing, .finished])
+        #expect(observer.records.withLock { $0.first { $0.event == .alarm }?.reason } == .nap)
+        #expect(alarm.events.withLock { $0.map(\.0) } == ["arm nap in 2s", "start nap", "stop"])
+        #expect(clock.sleeperCount == 0, "no sleeper is left behind")
+    }
+
     /// A nap taken over after its alarm was due (its guardian, `resume`): the lateness is from the
     /// original deadline, not from the moment the output was armed (a resume 5.19 s late said
     /// 8.19 ms). On time, it is the output's own measure.

@@ -101,7 +101,13 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
             feed.finish()
         }
 
-        if let first { feed.yield(.event(first)) }
+        if let first {
+            feed.yield(.event(first))
+        } else if run.session.nextDeadline != nil {
+            // Waiting for its first event with a deadline already (a time named, `--until`): a
+            // look at the time arms it.
+            feed.yield(.event(.timeElapsed))
+        }
         for await wakeup in wakeups {
             let event: SessionEvent
             switch wakeup {
@@ -334,7 +340,8 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
             if run.session.phase.isBeforeAlarm { await alarm.stop() }
         }
         guard let expected, run.armedFor == nil, now >= expected.advanced(by: .zero - armLead) else { return }
-        let reason: AlarmReason = run.session.phase == .napping && run.session.napDeadline == expected ? .nap : .max
+        // The time named (`--until`) is the nap's alarm in every phase, as the session rings it.
+        let reason: AlarmReason = run.session.phase == .napping && run.session.napDeadline == expected || run.session.alarmAt == expected ? .nap : .max
         run.armedFor = expected
         run.armedAt = now
         await alarm.arm(reason: reason, after: now.duration(to: expected))

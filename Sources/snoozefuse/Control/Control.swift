@@ -124,7 +124,9 @@ struct Status: ParsableCommand {
                     + "wakes it 1 s after the alarm is due\(alarm)"
             }
             switch status.phase {
-            case .ready?: return "ready: waiting for the first hold"
+            case .ready?:
+                // A time named (`--until`) rings even if no hold ever comes.
+                return "ready: waiting for the first hold" + (alarm.isEmpty ? "" : "; it rings\(alarm) all the same")
             case .holding?:
                 guard status.hold == "desktop" else { return "holding: let go when you are drifting off\(latest)" }
                 let idle = status.idleAfterSeconds.map { Duration.milliseconds(Int64($0 * 1000)).compactDescription } ?? "--idle-after"

@@ -79,7 +79,7 @@ struct Nap: ParsableCommand {
     @Flag(help: "One plain line per change, and no status area redrawn in place nor any cursor movement: for screen readers and terminals that cannot move the cursor (automatic with TERM=dumb).")
     var plain = false
 
-    @Option(help: ArgumentHelp("Ring at this time of day (today, else tomorrow) rather than after --nap: \(ClockTime.acceptedForms). The release is counted in and the hold does not move it; it sets the nap and the failsafe (not with --nap or --max), and is refused when it falls within the release.", valueName: "time"))
+    @Option(help: ArgumentHelp("Ring at this time of day (today, else tomorrow) rather than after --nap: \(ClockTime.acceptedForms). The release is counted in and the hold does not move it (it rings even if no hold comes); it sets the nap and the failsafe (not with --nap or --max), and is refused when it falls within the release.", valueName: "time"))
     var until: String?
 
     @Flag(name: .customLong("dry-run"), help: "Print every setting of the nap and where it came from (flag, environment, preset, config, default preset, built-in default), then exit without napping.")

@@ -139,7 +139,7 @@ final class Console {
         guard !quiet else { return }
         var line = if let wakeAt {
             "snoozefuse: release \(timers.release.compactDescription) → nap → alarm at \(NapStatus.localTime(wakeAt.timeIntervalSince1970, now: Date().timeIntervalSince1970))"
-                + " (in \(Duration.seconds(max(wakeAt.timeIntervalSinceNow.rounded(), 0)).compactDescription))" + (hold == .none ? "" : ", however long the hold lasts")
+                + " (in \(Duration.seconds(max(wakeAt.timeIntervalSinceNow.rounded(), 0)).compactDescription))" + (hold == .none ? "" : ", however long the hold lasts, held or not")
         } else {
             "snoozefuse: release \(timers.release.compactDescription) → nap \(timers.nap.compactDescription) → alarm; failsafe after \(timers.max.compactDescription)"
         }
