@@ -391,6 +391,7 @@ struct SurvivalTests {
             let second = try home.run(["nap", "--no-hold", "--device", "null", "--quiet"])
             seen.numbers["second status"] = Double(second.status)
             seen.texts["second messages"] = second.standardError
+            seen.texts["alarm at"] = alarmDue(home.state()).map { String(WakeAtTimeCommandTests.clockText($0).prefix(5)) }
             seen.texts["first pid"] = "\(first.pid)"
             seen.steps["first runs"] = first.isRunning
             seen.steps["first goes on"] = waitFor { home.state()?["phase"] as? String == "napping" }
@@ -400,6 +401,10 @@ struct SurvivalTests {
         #expect(seen["releasing"], "\(seen.texts)")
         #expect(seen.numbers["second status"] == 75)
         #expect(seen.texts["second messages"]?.contains("another nap is running (pid \(seen.texts["first pid"] ?? "?")") == true, "\(seen.texts)")
+        // Its alarm on the local clock, as `status` says it, not in UTC.
+        let at = try #require(seen.texts["alarm at"])
+        #expect(seen.texts["second messages"]?.contains("releasing, alarm at ") == true, "\(seen.texts)")
+        #expect(seen.texts["second messages"]?.contains("\(at)): `snoozefuse status` shows it") == true, "\(seen.texts)")
         #expect(seen["first runs"])
         #expect(seen["first goes on"], "the first one goes on")
         #expect(seen.numbers["first status"] == 1, "cancelled by stop")

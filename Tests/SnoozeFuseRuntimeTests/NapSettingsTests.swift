@@ -169,6 +169,14 @@ struct NapSettingsTests {
             try NapSettingsResolver.resolve(NapSettingLayers(settings: ["preset": ["gone"]], storeProblem: nil))
         }
         #expect(setting?.kind == .badConfiguration)
+        #expect(setting?.lines.first?.hasPrefix("the setting preset is gone: unknown preset \"gone\". Presets: basic") == true, "\(setting?.lines ?? [])")
+        // Named in the environment, the variable is named, not the flag.
+        let environment = #expect(throws: NapSetupError.self) {
+            try NapSettingsResolver.resolve(NapSettingLayers(environment: ["SNOOZEFUSE_PRESET": "nope"]))
+        }
+        #expect(environment?.kind == .badConfiguration)
+        #expect(environment?.lines.first?.hasPrefix("SNOOZEFUSE_PRESET=nope: unknown preset \"nope\". Presets: basic") == true, "\(environment?.lines ?? [])")
+        #expect(environment?.lines.first?.contains("--preset") == false, "\(environment?.lines ?? [])")
         let unreadable = #expect(throws: NapSetupError.self) {
             try NapSettingsResolver.resolve(NapSettingLayers(flags: [.preset: ["mine"]], storeProblem: "library.sqlite: it is not an SQLite database"))
         }

@@ -462,7 +462,9 @@ public final class LiveNap: Sendable {
         }
         guard let lock else {
             let running = LiveSessionKeeper.read(paths)
-            let who = running.map { "pid \($0.pid), \($0.holder == .nap ? "" : "held by its \($0.holder.rawValue), ")\($0.phase.rawValue)\($0.alarm.map { ", alarm due \($0.due.wall)" } ?? "")" } ?? "starting"
+            // The alarm on the local clock, as `status` says it.
+            let now = Date().timeIntervalSince1970
+            let who = running.map { "pid \($0.pid), \($0.holder == .nap ? "" : "held by its \($0.holder.rawValue), ")\($0.phase.rawValue)\($0.alarm.map { ", alarm at \(NapStatus.localTime($0.due.wallSeconds, now: now))" } ?? "")" } ?? "starting"
             throw NapSetupError(.alreadyRunning, ["another nap is running (\(who)): `snoozefuse status` shows it, `snoozefuse stop` ends it"])
         }
         return lock

@@ -131,9 +131,10 @@ public struct NapSettingLayers: Sendable {
         return (NapPreset.builtIn + savedPresets).first { $0.name.lowercased() == folded }
     }
 
-    /// Why no preset is called `name`, naming the flag and the presets there are.
-    public func unknownPresetMessage(_ name: String) -> String {
-        var message = "unknown preset \"\(name)\" for --preset. Presets: \((NapPreset.builtIn + savedPresets).map(\.name).joined(separator: ", ")) (`snoozefuse presets list` shows them)."
+    /// Why no preset is called `name`, saying where it was named (`place`: "for --preset", "for
+    /// --from", nothing when the message goes after the place) and the presets there are.
+    public func unknownPresetMessage(_ name: String, place: String = "for --preset") -> String {
+        var message = "unknown preset \"\(name)\"\(place.isEmpty ? "" : " " + place). Presets: \((NapPreset.builtIn + savedPresets).map(\.name).joined(separator: ", ")) (`snoozefuse presets list` shows them)."
         if let storeProblem { message += " Your saved presets could not be read: \(storeProblem)" }
         return message
     }
@@ -254,7 +255,8 @@ public enum NapSettingsResolver {
             // Named with --preset: a preset that is not there, as an unknown sound is (66);
             // named anywhere else, that place's configuration is wrong (78).
             if case .flag = presetSource { throw NapSetupError(.missingInput, [layers.unknownPresetMessage(presetName)]) }
-            throw failure(.preset, source: presetSource, message: layers.unknownPresetMessage(presetName), text: [presetName])
+            // Where it was named, the failure says first.
+            throw failure(.preset, source: presetSource, message: layers.unknownPresetMessage(presetName, place: ""), text: [presetName])
         }
         settings.append(.init(key: .preset, value: .text(preset.name), source: presetSource))
         let named = presetSource == .flag || presetSource == .environment

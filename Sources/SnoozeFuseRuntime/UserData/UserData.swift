@@ -151,7 +151,7 @@ public struct UserData: Sendable {
                 let layers = NapSettingLayers(settings: settings, savedPresets: saved)
                 let baseName = base ?? existing?.name ?? layers.settings[NapSettingKey.preset.rawValue]?.first ?? Preset.basic.name
                 guard let basePreset = layers.preset(named: baseName) else {
-                    problem = NapSetupError(base == nil ? .badConfiguration : .missingInput, [layers.unknownPresetMessage(baseName).replacingOccurrences(of: "for --preset", with: base == nil ? "(your default preset)" : "for --from")])
+                    problem = NapSetupError(base == nil ? .badConfiguration : .missingInput, [layers.unknownPresetMessage(baseName, place: base == nil ? "(your default preset)" : "for --from")])
                     return nil
                 }
                 var values = basePreset.values.filter { NapSettingKey(rawValue: $0.key)?.isPresetValue ?? false }
