@@ -43,6 +43,9 @@ struct PlainTerminalTests {
         for phase in ["releasing", "napping", "ringing", "finished"] {
             #expect(lines.filter { $0.hasPrefix("snoozefuse: \(phase)") }.count == 1, "\(phase) said once: \(lines)")
         }
+        // When each timer runs out, on the clock and from now (not the session's own seconds).
+        let napping = lines.first { $0.hasPrefix("snoozefuse: napping") } ?? ""
+        #expect(napping.range(of: #"^snoozefuse: napping until \d\d:\d\d:\d\d \(in 1s\)$"#, options: .regularExpression) != nil, "\(napping)")
         #expect(lines.contains { $0.hasPrefix("snoozefuse: type ") && $0.hasSuffix("then Enter to stop the alarm (s snoozes)") }, "\(lines)")
         #expect(lines.contains { $0.hasPrefix("snoozefuse: the alarm rang for its limit and stopped.") }, "\(lines)")
     }

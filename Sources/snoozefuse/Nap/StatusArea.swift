@@ -114,11 +114,13 @@ struct StatusArea: Equatable {
         return "[" + String(repeating: "█", count: filled) + String(repeating: "░", count: cells - filled) + "]"
     }
 
-    static func clock(_ date: Date) -> String {
+    /// `HH:MM` (or `HH:MM:SS`) on this machine's clock.
+    static func clock(_ date: Date, seconds withSeconds: Bool = false) -> String {
         var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
         var parts = tm()
         localtime_r(&seconds, &parts)
-        return String(format: "%02d:%02d", parts.tm_hour, parts.tm_min)
+        return withSeconds ? String(format: "%02d:%02d:%02d", parts.tm_hour, parts.tm_min, parts.tm_sec)
+            : String(format: "%02d:%02d", parts.tm_hour, parts.tm_min)
     }
 
     // MARK: - The key line

@@ -240,9 +240,13 @@ final class Console {
                 area?.phase = phase
                 redraw()
             } else if !quiet {
-                // Off a terminal there is no area: say each phase once.
+                // Off a terminal, or plain: say each phase once, with when its timer runs out on
+                // the clock and how long that is.
                 var line = "snoozefuse: \(phase.rawValue)"
-                if let until = record.until { line += " until t=\(until)s" }
+                if let until = record.until {
+                    let left = max(until - record.t, 0)
+                    line += " until \(StatusArea.clock(Date(timeIntervalSinceNow: left.rounded()), seconds: true)) (in \(Duration.seconds(left.rounded()).compactDescription))"
+                }
                 message(line)
             }
         case .countdown:

@@ -15,7 +15,8 @@ struct SnoozeFuse: AsyncParsableCommand {
           snoozefuse nap --no-hold --nap 25m --max 40m
           snoozefuse nap --preset quick-test --no-hold --ring-limit 3s --events jsonl
 
-        Exit codes: 0 alarm dismissed or ring limit reached, 1 cancelled, 64 usage error, \
+        Exit codes: 0 alarm dismissed or ring limit reached, 1 cancelled (for stop, snooze and add: \
+        nothing changed), 64 usage error, \
         65 bad sound data, 66 missing input, 69 no usable output (or, for import, no libcrypto), \
         70 internal error, 75 another nap is running, 78 bad configuration, 130 interrupted (Ctrl-C).
         """,
