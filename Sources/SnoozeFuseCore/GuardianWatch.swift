@@ -7,7 +7,8 @@
 ///
 ///     due NANOSECONDS   the alarm it keeps is due then (CLOCK_BOOTTIME)
 ///     ringing           it rings: nothing to watch until it says otherwise
-///     idle              nothing to watch (before its first hold, or once it has ended)
+///     idle              nothing to watch (before its first hold with no time named, or once it
+///                       has ended)
 ///
 /// A pure value over boot-time nanoseconds: the guardian's loop reads the pipe into it, sleeps until
 /// ``nextCheck``, and does what ``timeElapsed(now:)`` says.

@@ -3,7 +3,8 @@
 /// `ready → holding ⇄ releasing → napping → ringing → finished`, with `snoozed` between rings and
 /// `cancelled` reachable from every phase that is not already over.
 public enum Phase: String, Sendable, Hashable, CaseIterable, Codable {
-    /// Configured, not started: waiting for the first hold (or for `--no-hold` to start it).
+    /// Configured, not started: waiting for the first hold (or for `--no-hold` to start it). With a
+    /// time named (`--until`) it rings then, held or not.
     case ready
     /// The person is holding the key.
     case holding

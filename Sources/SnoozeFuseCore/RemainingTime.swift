@@ -61,4 +61,9 @@ extension Duration {
         if seconds > 0 || text.isEmpty { text += "\(seconds)s" }
         return text
     }
+
+    /// A move by this duration, with its sign: `+1m`, `-1m45s` (as ``compactDescription``).
+    public var signedDescription: String {
+        (self < .zero ? "-" : "+") + (self < .zero ? .zero - self : self).compactDescription
+    }
 }

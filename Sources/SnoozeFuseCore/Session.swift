@@ -61,7 +61,8 @@ public struct Session<Instant: InstantProtocol>: Sendable, Hashable where Instan
     public let timers: SessionTimers
     public private(set) var phase: Phase = .ready
 
-    /// When the session started (first hold, or `start`).
+    /// When the session started (first hold, or `start`; or the time named, `--until`, when it
+    /// rang before any hold).
     public private(set) var startedAt: Instant?
     /// `startedAt + max`: the failsafe, active until the alarm first rings; never before the alarm
     /// (`+` moves it later with the alarm, `-` back, never before where it was set).
@@ -93,8 +94,9 @@ public struct Session<Instant: InstantProtocol>: Sendable, Hashable where Instan
     public private(set) var detached = false
 
     /// The instant the alarm rings, when the person named a time of day (`nap --until 14:30`)
-    /// rather than a nap's length: the failsafe from the start, and the nap's end when the release
-    /// ends (however long the hold was). `nil`: the timers alone decide.
+    /// rather than a nap's length: the deadline while waiting for the first hold (it rings then if
+    /// none comes), the failsafe from the first hold, and the nap's end when the release ends
+    /// (however long the hold was). `nil`: the timers alone decide.
     public let alarmAt: Instant?
 
     public init(timers: SessionTimers, alarmAt: Instant? = nil) {

@@ -40,7 +40,8 @@ extension Session {
         case .finished, .cancelled:
             return nil
         case .holding:
-            return maxDeadline.map { ($0, .max) }
+            // The failsafe, or the time named (`--until`), which rings for the nap.
+            return maxDeadline.map { ($0, $0 == alarmAt ? .nap : .max) }
         case .releasing:
             guard let due = undisturbedAlarm else { return nil }
             let byNap = releaseDeadline.map { napEnd(releaseEnds: $0) == due } ?? false

@@ -160,7 +160,7 @@ struct JobControlTests {
     @Test func continuedInTheBackgroundItStillFindsTheForeground() async throws {
         let shell = try JobShell()
         var steps = [
-            "\(shell.snoozefuse) nap --no-hold --release 1s --nap 12s --device null --dismiss key --quiet --events jsonl > \(shell.events) &\\n",
+            "\(shell.snoozefuse) nap --no-hold --release 1s --nap 12s --ring-limit 60 --device null --dismiss key --quiet --events jsonl > \(shell.events) &\\n",
             "seen:snoozefuse: in the background", "sleep:0.5",
         ]
         // Each line typed wakes the nap's wait in the background; the SIGCONTs come while it rests.
@@ -186,14 +186,7 @@ struct JobControlTests {
             #expect(waitFor { home.status() == "running" })
             usleep(500_000)
             kill(nap.pid, SIGSTOP)
-            // What `status` says every 100 ms until the alarm rings.
-            var said: [String] = []
-            for _ in 0 ..< 60 {
-                let text = try home.run(["status"]).standardOutput
-                said.append(text)
-                if text.hasPrefix("ringing") { break }
-                usleep(100_000)
-            }
+            let said = try home.statusUntilRinging(atMost: 60)
             nap.wait()
             return said
         }

@@ -55,6 +55,18 @@ final class NapHome: Sendable {
         return text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
     }
 
+    /// What `snoozefuse status` says every 100 ms until the alarm rings, at most `count` times.
+    func statusUntilRinging(atMost count: Int) throws -> [String] {
+        var said: [String] = []
+        for _ in 0 ..< count {
+            let text = try run(["status"]).standardOutput
+            said.append(text)
+            if text.hasPrefix("ringing") { break }
+            usleep(100_000)
+        }
+        return said
+    }
+
     /// What `snoozefuse status --json` says the nap is (`none`, `running`, `guarded`…).
     func status() -> String {
         guard let result = try? run(["status", "--json"]),

@@ -55,18 +55,23 @@ struct WakeAtTimeCommandTests {
         let rang = try #require(seen.numbers["rang"], "\(seen.texts)")
         #expect(rang - target > -0.05 && rang - target < 0.5, "rang \(rang - target) s after the time named")
         // The opening line says when, not a nap's length.
-        #expect(seen.texts["said"]?.contains("alarm at \(minute) (in ") == true, "\(seen.texts["said"] ?? "")")
+        #expect(seen.texts["said"]?.contains("alarm at ") == true && seen.texts["said"]?.contains("\(minute) (in ") == true,
+                "\(seen.texts["said"] ?? "")")
         #expect(seen.texts["said"]?.contains("however long the hold lasts") == false, "no hold here: \(seen.texts["said"] ?? "")")
     }
 
     /// `nap --until` in hold mode on a terminal (the pty driver of HoldModeTests) whose key is
-    /// never held, `quick-test`'s ring limit of 1 s. Returns what the script saw; `kill` SIGKILLs
-    /// the nap once its guardian holds its lock, before the time named.
-    private func napNeverHeld(kill: Bool) async throws -> Observed {
+    /// never held, `quick-test`'s ring limit of 1 s. Returns what the script saw. Once its guardian
+    /// holds its lock, before the time named, `.kill` SIGKILLs the nap, and `.stop` SIGSTOPs it
+    /// and keeps what `status` says every 100 ms until it rings.
+    private enum Interruption { case none, kill, stop }
+
+    private func napNeverHeld(_ interruption: Interruption) async throws -> Observed {
         try await script { home, seen in
             let pty = try PtyRun()
             defer { pty.cleanUp() }
-            let target = (Date().timeIntervalSince1970 + 8).rounded(.down)
+            // Far enough ahead for a loaded machine to start the nap and its guardian first.
+            let target = (Date().timeIntervalSince1970 + 15).rounded(.down)
             seen.numbers["target"] = target
             seen.texts["minute"] = String(Self.clockText(target).prefix(5))
             let driver = try BackgroundProcess(URL(fileURLWithPath: "/usr/bin/python3"), [
@@ -78,16 +83,22 @@ struct WakeAtTimeCommandTests {
                 if !waitFor(.seconds(30), { !driver.isRunning }) { _ = try? home.run(["stop", "--yes"]) }
                 driver.wait()
             }
-            seen.steps["ready, guarded"] = waitFor(.seconds(6)) {
+            seen.steps["ready, guarded"] = waitFor(.seconds(12)) {
                 home.state()?["phase"] as? String == "ready" && (home.state()?["guardianPid"] as? NSNumber).map { isGuardianLock($0.int32Value, 4) } == true
             }
             seen.numbers["due"] = alarmDue(home.state())
             seen.texts["status"] = try home.run(["status"]).standardOutput
-            if kill, let pid = (home.state()?["pid"] as? NSNumber)?.int32Value {
-                Glibc.kill(pid, SIGKILL)
+            let pid = (home.state()?["pid"] as? NSNumber)?.int32Value ?? 0
+            switch interruption {
+            case .none: break
+            case .kill:
+                kill(pid, SIGKILL)
                 seen.steps["guarded"] = waitFor(.seconds(5)) { home.status() == "guarded" }
+            case .stop:
+                kill(pid, SIGSTOP)
+                seen.texts["said while stopped"] = try home.statusUntilRinging(atMost: 300).joined(separator: "\n")
             }
-            let log = kill ? home.guardianLog : pty.events.path
+            let log = interruption == .kill ? home.guardianLog : pty.events.path
             seen.steps["rang"] = waitFor(.seconds(20)) { home.lines(log).contains { $0["event"] as? String == "alarm" } }
             if let alarm = home.lines(log).first(where: { $0["event"] as? String == "alarm" }) {
                 seen.texts["reason"] = alarm["reason"] as? String
@@ -103,14 +114,16 @@ struct WakeAtTimeCommandTests {
     /// A person who lies down without holding the key is woken at the time named all the same (a
     /// time named is an alarm from the start), and `status` says so while the nap waits.
     @Test func withNoHoldAtAllItRingsAtTheTimeNamed() async throws {
-        let seen = try await napNeverHeld(kill: false)
+        let seen = try await napNeverHeld(.none)
         #expect(seen["ready, guarded"], "\(seen.texts)")
         let target = try #require(seen.numbers["target"])
         #expect(abs((seen.numbers["due"] ?? 0) - target) < 0.05, "the saved alarm is the time named: \(seen.texts)")
         let minute = seen.texts["minute"] ?? "?"
-        #expect(seen.texts["status"]?.hasPrefix("ready: waiting for the first hold; it rings at \(minute) all the same") == true,
-                "\(seen.texts["status"] ?? "")")
-        #expect(seen.texts["terminal"]?.contains("alarm at \(minute) (in ") == true, "\(seen.texts["terminal"] ?? "")")
+        // (After midnight the time has its date before it.)
+        #expect(seen.texts["status"]?.hasPrefix("ready: waiting for the first hold; it rings at ") == true, "\(seen.texts["status"] ?? "")")
+        #expect(seen.texts["status"]?.contains("\(minute) all the same") == true, "\(seen.texts["status"] ?? "")")
+        #expect(seen.texts["terminal"]?.contains("alarm at ") == true && seen.texts["terminal"]?.contains("\(minute) (in ") == true,
+                "\(seen.texts["terminal"] ?? "")")
         #expect(seen.texts["terminal"]?.contains("however long the hold lasts, held or not") == true, "\(seen.texts["terminal"] ?? "")")
         #expect(seen["rang"] && seen["ended"], "\(seen.texts)")
         #expect(seen.texts["phases"] == "ringing finished", "\(seen.texts)")
@@ -121,7 +134,7 @@ struct WakeAtTimeCommandTests {
 
     /// The same nap killed before the time (SIGKILL): its guardian rings the time named.
     @Test func withNoHoldAtAllItsGuardianRingsTheTimeNamedWhenTheNapDies() async throws {
-        let seen = try await napNeverHeld(kill: true)
+        let seen = try await napNeverHeld(.kill)
         #expect(seen["ready, guarded"], "\(seen.texts)")
         #expect(seen["guarded"], "\(seen.texts)")
         #expect(seen["rang"] && seen["ended"], "\(seen.texts)")
@@ -129,6 +142,18 @@ struct WakeAtTimeCommandTests {
         let target = try #require(seen.numbers["target"])
         let rang = try #require(seen.numbers["rang"], "\(seen.texts)")
         #expect(rang - target > -0.05 && rang - target < 0.5, "the guardian rang \(rang - target) s after the time named")
+    }
+
+    /// The same nap stopped (SIGSTOP) before the time: `status` says it is stopped, then late once
+    /// the time has passed; its guardian wakes it and it rings, for the nap.
+    @Test func withNoHoldAtAllAStoppedNapIsLateThenWokenAndRings() async throws {
+        let seen = try await napNeverHeld(.stop)
+        #expect(seen["ready, guarded"], "\(seen.texts)")
+        let said = seen.texts["said while stopped"] ?? ""
+        #expect(said.hasPrefix("stopped (Ctrl-Z or SIGSTOP)"), "\(said)")
+        #expect(said.contains("late: the alarm was due"), "\(said)")
+        #expect(seen["rang"] && seen["ended"], "\(seen.texts)")
+        #expect(seen.texts["reason"] == "nap", "\(seen.texts)")
     }
 
     @Test("a time that cannot be is refused before anything starts (exit 64), saying why", arguments: [

@@ -84,4 +84,10 @@ struct RemainingTimeTests {
         #expect(Duration.seconds(65).compactDescription == "1m5s")
         #expect(Duration.zero.compactDescription == "0s")
     }
+
+    @Test func signedDescription() {
+        #expect(Duration.seconds(60).signedDescription == "+1m")
+        #expect(Duration.seconds(-105).signedDescription == "-1m45s")
+        #expect(Duration.zero.signedDescription == "+0s")
+    }
 }

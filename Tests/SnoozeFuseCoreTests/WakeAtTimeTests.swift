@@ -57,6 +57,8 @@ struct WakeAtTimeTests {
     @Test func aHoldThatLastsPastTheTimeRingsAtIt() {
         var session = Session<Instant>(timers: SessionTimers(release: .seconds(30), nap: .seconds(70), max: .seconds(100)), alarmAt: at(100))
         _ = session.handle(.holdBegan, at: at(0))
+        // A guardian taking it over now rings it for the nap too.
+        #expect(session.alarmToKeep(now: at(50))?.due == at(100) && session.alarmToKeep(now: at(50))?.reason == .nap)
         #expect(session.handle(.timeElapsed, at: at(100)).first == .alarmStarted(reason: .nap, due: at(100)))
         // A release that ends past it, likewise.
         var late = Session<Instant>(timers: SessionTimers(release: .seconds(30), nap: .seconds(70), max: .seconds(100)), alarmAt: at(100))

@@ -34,7 +34,8 @@ final class WakeFromSuspend: Sendable {
 
     /// Follows `session`: armed for the alarm that rings if the sleeper sleeps on (releasing: after
     /// the rest of the release and the nap; napping: the nap's end or the failsafe; holding: the
-    /// failsafe; snoozed: the end of the snooze), disarmed in any other phase.
+    /// failsafe; snoozed: the end of the snooze; waiting for the first hold: the time named with
+    /// `--until`, if any), disarmed in any other phase.
     func update(_ session: Session<BootInstant>) {
         let deadline = session.undisturbedAlarm ?? session.expectedAlarm ?? (session.phase == .snoozed ? session.snoozeDeadline : nil)
         let target = deadline.flatMap { WakeAlarmSchedule.instant(for: $0, now: BootInstant.now, headStart: headStart) }

@@ -48,7 +48,7 @@ public struct NapConfiguration: Sendable, Hashable {
     /// False for a terminal that may not have its cursor moved (`--plain`, TERM=dumb): the bell
     /// writes one plain line, then rings alone.
     public var movesCursor: Bool
-    /// The wall-clock time the alarm rings (`--until`), from the first hold on (the timers'
+    /// The wall-clock time the alarm rings (`--until`), from the start, held or not (the timers'
     /// nap and max are then what it leaves); nil: the timers decide. Made an instant of the
     /// boot-time clock as the nap starts, so a later change of the clock does not move it.
     public var wakeAt: Date?

@@ -25,9 +25,10 @@ public enum WakeTime {
 
 extension ResolvedNapSettings {
     /// Makes this nap ring at `time` (typed as `text`), its next showing after `now`, counting
-    /// the release in: the failsafe is that moment from the first hold on, and the nap is what
-    /// it leaves after the release (how long the hold lasts does not move it). Refused (exit 64)
-    /// when the moment falls within the release: the alarm would ring before the nap began.
+    /// the release in: the alarm is that moment from the start (it rings then even if no hold
+    /// comes), the failsafe from the first hold on, and the nap is what it leaves after the
+    /// release (how long the hold lasts does not move it). Refused (exit 64) when the moment
+    /// falls within the release: the alarm would ring before the nap began.
     public mutating func wake(at time: ClockTime, as text: String, now: Date, calendar: Calendar = .current) throws(NapSetupError) {
         let date = WakeTime.next(time, after: now, calendar: calendar)
         let seconds = Int64(date.timeIntervalSince(now).rounded(.down))

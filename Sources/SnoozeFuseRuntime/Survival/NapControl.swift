@@ -308,7 +308,11 @@ public enum ControlAnswer {
                 return ControlReply(ok: false, message: "add needs a duration", state: nil)
             }
             guard phase == .napping || phase == .snoozed else {
-                return ControlReply(ok: false, message: "no alarm time to move while \(phase.rawValue)", state: nil)
+                // A time named (`--until`) is kept as it is until the nap begins.
+                let why = phase.isBeforeAlarm && session.saved.session?.alarmAt != nil
+                    ? "the time named with --until is moved only once the nap has begun (it is \(phase.rawValue))"
+                    : "no alarm time to move while \(phase.rawValue)"
+                return ControlReply(ok: false, message: why, state: nil)
             }
             guard let change = Self.length(seconds) else { return Self.notALength(seconds) }
             let (saved, before) = session.saved
@@ -337,7 +341,7 @@ public enum ControlAnswer {
             // By how much (a move is kept 10 s from now at least) and when it rings now.
             if let due, let moved = after.alarmToKeep(now: now)?.due {
                 let by = due.duration(to: moved)
-                message = "alarm moved by \(by < .zero ? "-" : "+")\(Self.spoken(by < .zero ? .zero - by : by)): it rings in \(Self.spoken(session.now.duration(to: moved)))"
+                message = "alarm moved by \(by.signedDescription): it rings in \(Self.spoken(session.now.duration(to: moved)))"
             } else {
                 message = "alarm moved"
             }

@@ -140,7 +140,8 @@ public struct NapStatus: Sendable, Hashable, Encodable {
             // Due half a second ago or more and not ringing (nor snoozed): the nap is late (a nap
             // that runs rings within milliseconds of its deadline).
             let past = alarm.due.instant(sameBoot: sameBoot, now: now, wallNow: wallNow).duration(to: now)
-            if [.holding, .releasing, .napping].contains(live.phase), past >= .milliseconds(500) {
+            // (A nap waiting for its first hold has an alarm only with a time named.)
+            if [.ready, .holding, .releasing, .napping].contains(live.phase), past >= .milliseconds(500) {
                 lateSeconds = (past.secondsValue * 10).rounded(.down) / 10
             }
         }
