@@ -38,6 +38,8 @@ public final class ForegroundKeys: KeySource, Sendable {
         /// ends it (-1 when it has none).
         var wait: (number: UInt64, wake: Int32)?
         var waits: UInt64 = 0
+        /// How many times the reader was started: the end of an earlier one is not the current's.
+        var readerStarts: UInt64 = 0
     }
 
     /// nil when `fileDescriptor` is not a terminal.
@@ -97,11 +99,13 @@ public final class ForegroundKeys: KeySource, Sendable {
     /// Reads keys in the foreground, and not in the background; says when that changes.
     private func look(starting: Bool = false) {
         let foreground = Self.isForeground(fileDescriptor) ?? false
-        let change: (start: (Duration?, @Sendable (KeyInput) -> Void)?, stopReading: Bool, news: JobControlNews?) = state.withLock { state in
+        typealias Start = (gap: Duration?, deliver: @Sendable (KeyInput) -> Void, number: UInt64)
+        let change: (start: Start?, stopReading: Bool, news: JobControlNews?) = state.withLock { state in
             guard !state.stopped, let deliver = state.deliver else { return (nil, false, nil) }
             if foreground, !state.reading {
                 state.reading = true
-                return ((state.releaseGap, deliver), false, starting ? nil : .foreground)
+                state.readerStarts += 1
+                return ((state.releaseGap, deliver, state.readerStarts), false, starting ? nil : .foreground)
             }
             if !foreground, state.reading {
                 state.reading = false
@@ -114,15 +118,20 @@ public final class ForegroundKeys: KeySource, Sendable {
         // was held up (a SIGSTOP between its test and here) cannot end the wait that a later one,
         // in the background, needs.
         if !foreground { waitInTheBackground() }
-        if let (gap, deliver) = change.start {
+        if let (gap, deliver, number) = change.start {
             reader.start(releaseGap: gap) { [weak self] input in
-                // In the background a read fails (SIGTTIN is ignored): that is not the terminal
-                // going away, only the nap going to the background. The reader has ended: it is
-                // stopped, so that `fg` can start it again.
-                if input == .closed, let self, Self.isForeground(self.fileDescriptor) == false {
-                    self.reader.stop(restoringModes: false)
-                    self.look()
-                    return
+                if input == .closed, let self {
+                    // The end of a reader that a newer one replaced (it failed in the background,
+                    // then `bg` and `fg` came first): nothing to do with the terminal now.
+                    if self.state.withLock({ $0.readerStarts != number }) { return }
+                    // In the background a read fails (SIGTTIN is ignored): that is not the
+                    // terminal going away, only the nap going to the background. The reader has
+                    // ended: it is stopped, so that `fg` can start it again.
+                    if Self.isForeground(self.fileDescriptor) == false {
+                        self.reader.stop(restoringModes: false)
+                        self.look()
+                        return
+                    }
                 }
                 deliver(input)
             }
