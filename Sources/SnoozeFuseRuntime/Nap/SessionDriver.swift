@@ -64,7 +64,8 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
     }
 
     /// Runs a session that begins with `first` (`.start` for `--no-hold`, `.holdBegan` otherwise,
-    /// or `nil` to wait in `ready` for the first event from `inputs`) until it ends, and returns
+    /// or `nil` to wait in `ready` for the first event from `inputs`, or for the time named with
+    /// `--until`) until it ends, and returns
     /// how it ended. Cancelling the calling task cancels the session.
     public func run(startingWith first: SessionEvent?, inputs: AsyncStream<SessionEvent>) async -> SessionOutcome {
         await run(startingWith: first, inputs: inputs, notes: AsyncStream { $0.finish() })
@@ -392,6 +393,7 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
                 phaseRecord.phase = to
                 if let until = phaseDeadline(run.session, phase: to), let origin = run.origin, to == run.session.phase {
                     phaseRecord.until = seconds(origin.duration(to: until))
+                    phaseRecord.untilWall = wallClock().addingTimeInterval(clock.now.duration(to: until).secondsValue)
                 }
                 await observer.record(phaseRecord)
                 if to == .ringing {
@@ -412,7 +414,7 @@ public struct SessionDriver<C: Clock>: Sendable where C.Duration == Duration {
                 let now = clock.now
                 let origin = run.origin ?? now
                 var adjusted = record(.adjusted, at: now, origin: origin,
-                                      message: "the \(run.session.phase == .snoozed ? "snooze" : "alarm") moved by \(change < .zero ? "-" : "+")\((change < .zero ? .zero - change : change).compactDescription)")
+                                      message: "the \(run.session.phase == .snoozed ? "snooze" : "alarm") moved by \(change.signedDescription)")
                 adjusted.phase = run.session.phase
                 adjusted.until = seconds(origin.duration(to: to))
                 await observer.record(adjusted)

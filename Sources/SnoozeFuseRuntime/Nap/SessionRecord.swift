@@ -76,6 +76,10 @@ public struct SessionRecord: Sendable, Equatable, Encodable {
     public var intensity: Double?
     /// For `prompt`: what the keys can do now (not part of the JSON).
     public var prompt: KeyPrompt?
+    /// For `phase`: when its timer runs out on the wall clock, from the moment the record was made
+    /// (not part of the JSON, which has `until`). A phase handled late is stamped when it was due,
+    /// so `until - t` is no measure from now.
+    public var untilWall: Date?
     /// For `wake_alarm`: when it fires, in seconds of CLOCK_BOOTTIME (as the live state's
     /// `bootSeconds` and `/proc/PID/fdinfo` count).
     public var boottime: Double?

@@ -243,9 +243,9 @@ final class Console {
                 // Off a terminal, or plain: say each phase once, with when its timer runs out on
                 // the clock and how long that is.
                 var line = "snoozefuse: \(phase.rawValue)"
-                if let until = record.until {
-                    let left = max(until - record.t, 0)
-                    line += " until \(StatusArea.clock(Date(timeIntervalSinceNow: left.rounded()), seconds: true)) (in \(Duration.seconds(left.rounded()).compactDescription))"
+                if let until = record.untilWall {
+                    let left = max(until.timeIntervalSinceNow, 0).rounded()
+                    line += " until \(StatusArea.clock(until, seconds: true)) (in \(Duration.seconds(left).compactDescription))"
                 }
                 message(line)
             }
