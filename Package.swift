@@ -104,12 +104,12 @@ let package = Package(
         // MARK: Edges
         .target(
             name: "SnoozeFuseCAF",
-            swiftSettings: smallProgramSettings
+            swiftSettings: strictSettings
         ),
         .target(
             name: "SnoozeFuseAudio",
             dependencies: ["SnoozeFuseCore", "SnoozeFuseSystem", "CSndFile", "CALSA", "CSampleRate", "CPulse", "CEbur128"],
-            swiftSettings: smallProgramSettings
+            swiftSettings: strictSettings
         ),
         .target(
             name: "SnoozeFusePluginHost",
@@ -124,12 +124,12 @@ let package = Package(
         .executableTarget(
             name: "snoozefuse-guardian",
             dependencies: ["SnoozeFuseCore"],
-            swiftSettings: strictSettings
+            swiftSettings: smallProgramSettings
         ),
         .executableTarget(
             name: "snoozefuse-plugin-host",
             dependencies: ["SnoozeFusePluginHost", "CPluginProbe", .product(name: "Logging", package: "swift-log")],
-            swiftSettings: strictSettings
+            swiftSettings: smallProgramSettings
         ),
         // The validator's watch on a plugin's render (a seccomp filter that traps and counts system
         // calls, and a malloc that counts): linked into snoozefuse-plugin-host only, since it replaces
