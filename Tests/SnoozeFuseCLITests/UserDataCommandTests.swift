@@ -114,7 +114,7 @@ struct UserDataCommandTests {
         let unknown = try home.run(["config", "set", "loudness", "3"])
         #expect(unknown.status == 64 && unknown.standardError.contains("there is no setting \"loudness\""), "\(unknown.standardError)")
         let noPreset = try home.run(["config", "set", "preset", "nope"])
-        #expect(noPreset.status == 64 && noPreset.standardError.contains("unknown preset \"nope\""), "\(noPreset.standardError)")
+        #expect(noPreset.status == 64 && noPreset.standardError.contains("unknown preset \"nope\" for the setting preset."), "\(noPreset.standardError)")
 
         #expect(try home.run(["config", "set", "sound", "chime"]).status == 0)
         #expect(try home.run(["config", "set", "emitter", "terminal", "command:run=true"]).status == 0)

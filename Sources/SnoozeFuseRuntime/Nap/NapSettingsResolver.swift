@@ -133,7 +133,7 @@ public struct NapSettingLayers: Sendable {
 
     /// Why no preset is called `name`, saying where it was named (`place`: "for --preset", "for
     /// --from", nothing when the message goes after the place) and the presets there are.
-    public func unknownPresetMessage(_ name: String, place: String = "for --preset") -> String {
+    public func unknownPresetMessage(_ name: String, place: String) -> String {
         var message = "unknown preset \"\(name)\"\(place.isEmpty ? "" : " " + place). Presets: \((NapPreset.builtIn + savedPresets).map(\.name).joined(separator: ", ")) (`snoozefuse presets list` shows them)."
         if let storeProblem { message += " Your saved presets could not be read: \(storeProblem)" }
         return message
@@ -254,7 +254,7 @@ public enum NapSettingsResolver {
         guard let preset = layers.preset(named: presetName) else {
             // Named with --preset: a preset that is not there, as an unknown sound is (66);
             // named anywhere else, that place's configuration is wrong (78).
-            if case .flag = presetSource { throw NapSetupError(.missingInput, [layers.unknownPresetMessage(presetName)]) }
+            if case .flag = presetSource { throw NapSetupError(.missingInput, [layers.unknownPresetMessage(presetName, place: "for --preset")]) }
             // Where it was named, the failure says first.
             throw failure(.preset, source: presetSource, message: layers.unknownPresetMessage(presetName, place: ""), text: [presetName])
         }

@@ -240,7 +240,9 @@ public struct UserData: Sendable {
         let database = try writer()
         if key == .preset, let name = value.text {
             let layers = NapSettingLayers(savedPresets: try store { () throws(StoreError) in try database.presets() }.map(NapPreset.init))
-            guard let preset = layers.preset(named: name) else { throw NapSetupError(.usage, [layers.unknownPresetMessage(name)]) }
+            guard let preset = layers.preset(named: name) else {
+                throw NapSetupError(.usage, [layers.unknownPresetMessage(name, place: "for the setting preset")])
+            }
             try store { () throws(StoreError) in try database.setSetting(key.rawValue, to: [preset.name]) }
             return .text(preset.name)
         }
