@@ -89,7 +89,7 @@ struct ManualAndCompletionTests {
     /// The person's own names complete (issue 42: the completion offered nothing after --preset,
     /// --sound or `presets show`): saved presets after --preset and `presets show|remove` (only
     /// saved ones for remove), sounds after --sound and `sounds play|export`, imported ones alone
-    /// for `sounds remove|rename`.
+    /// for `sounds remove|rename`; and the settings' names after `config get|set|unset`.
     @Test func theBashCompletionCompletesTheUsersPresetAndSoundNames() throws {
         let home = try NapHome()
         #expect(try home.run(["presets", "save", "power", "--nap", "15m"]).status == 0)
@@ -116,6 +116,10 @@ struct ManualAndCompletionTests {
         #expect(try complete(["snoozefuse", "nap", "--sound", "ch"]) == ["chime"])
         #expect(try complete(["snoozefuse", "sounds", "play", "ge"]) == ["gentle"])
         #expect(try complete(["snoozefuse", "sounds", "remove", ""]).isEmpty, "built-in sounds cannot be removed")
+        // The settings' names after `config get|set|unset`.
+        #expect(try complete(["snoozefuse", "config", "set", "vol"]) == ["volume"])
+        #expect(try complete(["snoozefuse", "config", "get", "sleep-"]).sorted() == ["sleep-device", "sleep-sound", "sleep-volume"])
+        #expect(try complete(["snoozefuse", "config", "unset", "pres"]) == ["preset"])
     }
 
     @Test func theZshCompletionLoadsAsACompletionFunction() async throws {

@@ -85,12 +85,15 @@ struct Config: ParsableCommand {
         }
     }
 
+    /// The settings' names, for the shells' completion of `config get|set|unset`.
+    static let keyCompletion = CompletionKind.list(NapSettingKey.allCases.map(\.rawValue))
+
     struct Get: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "get",
             abstract: "Print a setting's value (one line per value); when it is not set, nothing on standard output and its default on standard error.")
 
-        @Argument(help: ArgumentHelp("The setting (a nap flag without its dashes).", valueName: "key"))
+        @Argument(help: ArgumentHelp("The setting (a nap flag without its dashes).", valueName: "key"), completion: Config.keyCompletion)
         var key: String
 
         @Flag(help: "Print the setting as JSON on standard output (value null when not set).")
@@ -117,7 +120,7 @@ struct Config: ParsableCommand {
             abstract: "Set a setting, checked as its flag is (exit 64 with the flag's message when refused).",
             discussion: "emitter takes one or more plugins; every other setting one value.")
 
-        @Argument(help: ArgumentHelp("The setting (a nap flag without its dashes).", valueName: "key"))
+        @Argument(help: ArgumentHelp("The setting (a nap flag without its dashes).", valueName: "key"), completion: Config.keyCompletion)
         var key: String
 
         @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("Its value (emitter: one or more).", valueName: "value"))
@@ -135,7 +138,7 @@ struct Config: ParsableCommand {
     struct Unset: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "unset", abstract: "Remove a setting: naps use its default again.")
 
-        @Argument(help: ArgumentHelp("The setting (a nap flag without its dashes).", valueName: "key"))
+        @Argument(help: ArgumentHelp("The setting (a nap flag without its dashes).", valueName: "key"), completion: Config.keyCompletion)
         var key: String
 
         func run() throws {
