@@ -11,6 +11,20 @@ import Testing
 /// watches. Nothing is read on a schedule.
 @Suite("--hold desktop on real compositors: sway and GNOME", .serialized)
 struct WaylandHoldTests {
+    /// `nap --hold desktop` without a terminal (and without a system bus) in `environment`, its
+    /// events into `events.jsonl` of the home, ringing 1 s on the null device; and that file.
+    static func launchDeskNap(_ home: NapHome, environment given: [String: String], idleAfter: String, release: String,
+                              nap: String) throws -> (BackgroundProcess, String) {
+        var environment = given
+        environment["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=" + home.folder.path("no-system-bus")
+        let events = home.folder.path("events.jsonl")
+        let process = try BackgroundProcess(BuiltProducts.executable("snoozefuse"), [
+            "nap", "--hold", "desktop", "--idle-after", idleAfter, "--release", release, "--nap", nap, "--ring-limit", "1s",
+            "--device", "null", "--events", "jsonl", "--dismiss", "key",
+        ], environment: environment, standardOutput: events, standardError: home.folder.path("events.jsonl.err"))
+        return (process, events)
+    }
+
     /// A desk nap without a terminal on a compositor whose environment is `environment` and whose
     /// keyboard is `press`: keys for 3 s, quiet, one key during the release, quiet. What the nap
     /// did, and when each key went out (between the start and the end of `press`).
@@ -18,12 +32,7 @@ struct WaylandHoldTests {
         try await script { home, seen in
             var environment = given
             for key in ["XDG_STATE_HOME", "XDG_RUNTIME_DIR", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "NO_COLOR"] { environment[key] = home.environment[key] }
-            environment["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=" + home.folder.path("no-system-bus")
-            let events = home.folder.path("events.jsonl")
-            let nap = try BackgroundProcess(BuiltProducts.executable("snoozefuse"), [
-                "nap", "--hold", "desktop", "--idle-after", "2s", "--release", "3s", "--nap", "2s", "--ring-limit", "1s",
-                "--device", "null", "--events", "jsonl", "--dismiss", "key",
-            ], environment: environment, standardOutput: events, standardError: home.folder.path("events.jsonl.err"))
+            let (nap, events) = try launchDeskNap(home, environment: environment, idleAfter: "2s", release: "3s", nap: "2s")
             defer {
                 if !waitFor(.seconds(30), { !nap.isRunning }) { nap.signal(SIGTERM) }
                 _ = nap.wait()
@@ -126,13 +135,7 @@ struct WaylandHoldTests {
     @Test func aCompositorThatDiesEndsTheHoldAndTheNapRings() async throws {
         let sway = try PrivateSway()
         let seen = try await script { home, seen in
-            var environment = sway.clientEnvironment(home.environment)
-            environment["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=" + home.folder.path("no-system-bus")
-            let events = home.folder.path("events.jsonl")
-            let nap = try BackgroundProcess(BuiltProducts.executable("snoozefuse"), [
-                "nap", "--hold", "desktop", "--idle-after", "30s", "--release", "1s", "--nap", "1s", "--ring-limit", "1s",
-                "--device", "null", "--events", "jsonl", "--dismiss", "key",
-            ], environment: environment, standardOutput: events, standardError: home.folder.path("events.jsonl.err"))
+            let (nap, events) = try Self.launchDeskNap(home, environment: sway.clientEnvironment(home.environment), idleAfter: "30s", release: "1s", nap: "1s")
             defer {
                 if !waitFor(.seconds(30), { !nap.isRunning }) { nap.signal(SIGTERM) }
                 _ = nap.wait()
