@@ -185,8 +185,7 @@ struct JobControlTests {
             // The guardian has read the nap's due line once it holds its lock.
             #expect(waitFor { home.status() == "running" })
             usleep(500_000)
-            kill(nap.pid, SIGSTOP)
-            let said = try home.statusUntilRinging(atMost: 60)
+            let said = try home.stoppedThenLateThenWoken(nap: nap.pid)
             nap.wait()
             return said
         }

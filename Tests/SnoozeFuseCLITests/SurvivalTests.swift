@@ -55,15 +55,29 @@ final class NapHome: Sendable {
         return text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
     }
 
-    /// What `snoozefuse status` says every 100 ms until the alarm rings, at most `count` times.
-    func statusUntilRinging(atMost count: Int) throws -> [String] {
+    /// What `snoozefuse status` says every 100 ms until `done` holds for it, at most `count` times.
+    func status(atMost count: Int, until done: (String) -> Bool) throws -> [String] {
         var said: [String] = []
         for _ in 0 ..< count {
             let text = try run(["status"]).standardOutput
             said.append(text)
-            if text.hasPrefix("ringing") { break }
+            if done(text) { break }
             usleep(100_000)
         }
+        return said
+    }
+
+    /// SIGSTOPs the nap `pid` and its guardian, keeps what `status` says until it calls the nap late
+    /// (its alarm due half a second ago), lets the guardian go on (it wakes the nap, SIGCONT), and
+    /// keeps what `status` says until the alarm rings. With the guardian running, the nap is late
+    /// only from half a second to a second past its alarm: a loaded machine's `status` can miss it.
+    func stoppedThenLateThenWoken(nap pid: Int32) throws -> [String] {
+        guard let guardian = (state()?["guardianPid"] as? NSNumber)?.int32Value else { return ["no guardian in the live state"] }
+        kill(pid, SIGSTOP)
+        kill(guardian, SIGSTOP)
+        var said = try status(atMost: 300) { $0.hasPrefix("late:") }
+        kill(guardian, SIGCONT)
+        said += try status(atMost: 300) { $0.hasPrefix("ringing") }
         return said
     }
 

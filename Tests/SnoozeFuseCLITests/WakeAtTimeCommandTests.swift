@@ -95,8 +95,7 @@ struct WakeAtTimeCommandTests {
                 kill(pid, SIGKILL)
                 seen.steps["guarded"] = waitFor(.seconds(5)) { home.status() == "guarded" }
             case .stop:
-                kill(pid, SIGSTOP)
-                seen.texts["said while stopped"] = try home.statusUntilRinging(atMost: 300).joined(separator: "\n")
+                seen.texts["said while stopped"] = try home.stoppedThenLateThenWoken(nap: pid).joined(separator: "\n")
             }
             let log = interruption == .kill ? home.guardianLog : pty.events.path
             seen.steps["rang"] = waitFor(.seconds(20)) { home.lines(log).contains { $0["event"] as? String == "alarm" } }
