@@ -62,6 +62,12 @@ extension Duration {
         return text
     }
 
+    /// A short length for messages, to the millisecond below a second: `120 ms`, `1.4 s`.
+    public var millisecondsDescription: String {
+        let milliseconds = Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15
+        return milliseconds < 1000 ? "\(Int(milliseconds.rounded())) ms" : DecimalText.fixed(milliseconds / 1000, decimals: 1) + " s"
+    }
+
     /// A move by this duration, with its sign: `+1m`, `-1m45s` (as ``compactDescription``).
     public var signedDescription: String {
         (self < .zero ? "-" : "+") + (self < .zero ? .zero - self : self).compactDescription

@@ -229,7 +229,7 @@ public final class PluginProcessEmitter: Sendable {
         readAnswers(&state)
         if case .hung(let tag, let length, let late) = state.liveness.verdict(at: now) {
             state.broken = true
-            child.killAsHung("its emit of pulse \(tag) (\(length.compactMilliseconds) long) had not returned \(late.compactMilliseconds) past its limit, the pulse's length plus \(state.liveness.limits.budget.compactMilliseconds)")
+            child.killAsHung("its emit of pulse \(tag) (\(length.millisecondsDescription) long) had not returned \(late.millisecondsDescription) past its limit, the pulse's length plus \(state.liveness.limits.budget.millisecondsDescription)")
             return false
         }
         return true
@@ -259,13 +259,5 @@ public final class PluginProcessEmitter: Sendable {
         if written == bytes.count { return true }
         if written < 0 && (errno == EPIPE || errno == EBADF) { state.broken = true }
         return false
-    }
-}
-
-extension Duration {
-    /// `120 ms`, `1.4 s`: for messages.
-    var compactMilliseconds: String {
-        let milliseconds = Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15
-        return milliseconds < 1000 ? "\(Int(milliseconds.rounded())) ms" : DecimalText.fixed(milliseconds / 1000, decimals: 1) + " s"
     }
 }

@@ -85,6 +85,13 @@ struct RemainingTimeTests {
         #expect(Duration.zero.compactDescription == "0s")
     }
 
+    /// A limit in a message (a server's 800 ms read "no answer within 0s" in whole seconds).
+    @Test func millisecondsDescription() {
+        #expect(Duration.milliseconds(800).millisecondsDescription == "800 ms")
+        #expect(Duration.seconds(1).millisecondsDescription == "1.0 s")
+        #expect(Duration.milliseconds(1450).millisecondsDescription == "1.4 s")
+    }
+
     @Test func signedDescription() {
         #expect(Duration.seconds(60).signedDescription == "+1m")
         #expect(Duration.seconds(-105).signedDescription == "-1m45s")

@@ -39,13 +39,6 @@ public final class PulseConnection {
     /// How long one call may take before the server counts as not answering.
     public static let answerLimit = Duration.milliseconds(800)
 
-    /// A limit as people read it: `800 ms`, `1.5 s`, `2 s` (a whole-second form said 0s for 800 ms).
-    static func spoken(_ limit: Duration) -> String {
-        let milliseconds = Int64((limit.secondsValue * 1000).rounded())
-        if milliseconds < 1000 { return "\(milliseconds) ms" }
-        return milliseconds % 1000 == 0 ? "\(milliseconds / 1000) s" : "\(Double(milliseconds) / 1000) s"
-    }
-
     /// Connects as `application` (shown in the server's mixers), waiting at most `limit`.
     public init(application: String = "snoozefuse", limit: Duration = .seconds(1)) throws(PulseError) {
         server = (getenv("PULSE_SERVER").map { String(cString: $0) }) ?? "default"
@@ -76,7 +69,7 @@ public final class PulseConnection {
                 throw PulseError(operation: "connect to \(server)", reason: String(cString: pa_strerror(pa_context_errno(context))))
             }
             guard BootInstant.now < deadline else {
-                throw PulseError(operation: "connect to \(server)", reason: "no answer within \(Self.spoken(limit))", connectionLost: true)
+                throw PulseError(operation: "connect to \(server)", reason: "no answer within \(limit.millisecondsDescription)", connectionLost: true)
             }
             iterate(upTo: .milliseconds(50))
         }
@@ -113,7 +106,7 @@ public final class PulseConnection {
         while !done() {
             guard isAlive else { throw lost(operation) }
             guard BootInstant.now < deadline else {
-                throw PulseError(operation: operation, reason: "no answer within \(Self.spoken(limit))", connectionLost: true)
+                throw PulseError(operation: operation, reason: "no answer within \(limit.millisecondsDescription)", connectionLost: true)
             }
             iterate(upTo: .milliseconds(20))
         }

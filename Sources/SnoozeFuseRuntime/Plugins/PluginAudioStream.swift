@@ -1,6 +1,7 @@
 import Glibc
 public import SnoozeFuseAudio
 public import SnoozeFusePluginHost
+import SnoozeFuseCore
 import SnoozeFuseSystem
 import Synchronization
 
@@ -222,7 +223,7 @@ final class StreamMonitor: Sendable {
             while !stopping.load(ordering: .acquiring) {
                 let hung = hungAfter.load(ordering: .relaxed)
                 if hung > 0 {
-                    child.killAsHung("it produced no audio for \(Duration.milliseconds(hung).compactText) while it was needed (\(filled.load(ordering: .relaxed)) frames, \(seconds(filled.load(ordering: .relaxed))), were filled with \(filler))")
+                    child.killAsHung("it produced no audio for \(Duration.milliseconds(hung).millisecondsDescription) while it was needed (\(filled.load(ordering: .relaxed)) frames, \(seconds(filled.load(ordering: .relaxed))), were filled with \(filler))")
                     return
                 }
                 if bell.wait(until: .now.advanced(by: .seconds(1))) { continue }
@@ -232,14 +233,6 @@ final class StreamMonitor: Sendable {
                 reported = total
             }
         }
-    }
-}
-
-extension Duration {
-    /// `850 ms`, `1.2 s`.
-    fileprivate var compactText: String {
-        let milliseconds = components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
-        return milliseconds < 1000 ? "\(milliseconds) ms" : String(format: "%.1f s", Double(milliseconds) / 1000)
     }
 }
 
