@@ -346,6 +346,9 @@ struct SurvivalTests {
             let nap = try home.launch(["nap", "--no-hold", "--release", "0", "--nap", "1", "--max", "60", "--device", "null", "--quiet"])
             seen.steps["napping"] = waitFor { home.state()?["phase"] as? String == "napping" && home.state()?["guardianPid"] != nil }
             guard let guardian = (home.state()?["guardianPid"] as? NSNumber)?.int32Value else { return }
+            // The nap stopped first: between the two kills it would start a new guardian (a CI
+            // run saw that one take the alarm over and ring it).
+            nap.signal(SIGSTOP)
             kill(guardian, SIGKILL)
             nap.signal(SIGKILL)
             nap.wait()
